@@ -1,0 +1,9 @@
+import type { SqlClient } from '../storage/index.js';
+import type { PublicationSource, ScopeDirectory } from '../runtime/services.js';
+
+/** What the control-plane actors need from the node. */
+export interface ControlActorDeps {
+  db: SqlClient;
+  scopes: ScopeDirectory;
+  publications: PublicationSource;
+}

@@ -1,0 +1,53 @@
+import { defineActor } from '../define.js';
+import { deleteProjectRow, readProject, updateProjectRow } from '../../runtime/control/project-store.js';
+import { applySchemaChange, type SchemaChange, type SchemaChangeResult } from '../../runtime/control/schema-change.js';
+import { notFound } from '../../runtime/errors/service-error.js';
+import type { ProjectRow } from '../../runtime/operations/types.js';
+import { CompiledPublication } from '../../runtime/publication/compiled-publication.js';
+import type { ControlActorDeps } from '../control-deps.js';
+
+export const PROJECT_KIND = 'project';
+
+export interface ProjectMessages {
+  update: { name?: string; state?: string; settings?: Record<string, unknown> };
+  delete: Record<string, never>;
+  applySchemaChange: SchemaChange;
+}
+
+interface ProjectState {
+  row: ProjectRow | null;
+}
+
+/**
+ * Single writer of a project's record, its branch schemas and publication
+ * heads. Schema changes queue in this mailbox, so two changes never race to
+ * the same publication version; data-plane requests never pass through here.
+ */
+export const projectActor = defineActor<ProjectState, ControlActorDeps>({
+  kind: PROJECT_KIND,
+  activate: async (id, deps) => ({ row: await readProject(deps.db, null, id.key) }),
+  handlers: {
+    async update(ctx, msg: ProjectMessages['update'], deps): Promise<ProjectRow> {
+      if (ctx.state.row === null) throw notFound('Project.NotFound', 'project not found');
+      const row = await updateProjectRow(deps.db, ctx.id.key, msg);
+      ctx.state.row = row;
+      deps.scopes.invalidate();
+      return row;
+    },
+    async delete(ctx, _msg, deps): Promise<null> {
+      if (ctx.state.row === null) throw notFound('Project.NotFound', 'project not found');
+      await deleteProjectRow(deps.db, ctx.id.key);
+      ctx.state.row = null;
+      deps.scopes.invalidate();
+      deps.publications.invalidate(ctx.id.key);
+      return null;
+    },
+    async applySchemaChange(ctx, msg: ProjectMessages['applySchemaChange'], deps): Promise<SchemaChangeResult> {
+      if (ctx.state.row === null) throw notFound('Project.NotFound', 'project not found');
+      const res = await applySchemaChange(deps.db, msg);
+      // Compile before the reply, so the caller's next request already sees the new publication on this node.
+      deps.publications.install(new CompiledPublication(res.publication));
+      return res;
+    },
+  },
+});

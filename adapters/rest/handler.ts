@@ -1,0 +1,131 @@
+import type { HttpRequest, HttpResponse } from 'uWebSockets.js';
+import { dispatch } from '../../runtime/dispatch.js';
+import { ServiceError } from '../../runtime/errors/service-error.js';
+import type { Invocation } from '../../runtime/operations/types.js';
+import type { Services } from '../../runtime/services.js';
+import { decodeJsonBody } from './body.js';
+import { bearerOf, parseQuery, readMeta, type RequestMeta } from './request-meta.js';
+import { route, type RouteMatch } from './router.js';
+import { writeError, writeResult, type ReplyTarget } from './write.js';
+
+export interface RestOptions {
+  maxBodyBytes: number;
+  corsOrigin: string | null;
+}
+
+const BASES = ['/api/', '/v1/'];
+
+/** Tracks requests in flight so shutdown can drain them. */
+export interface InFlight {
+  count: number;
+}
+
+function splitPath(url: string): { base: string; segs: string[] } | null {
+  for (const b of BASES) {
+    if (url.startsWith(b)) {
+      try {
+        return { base: b.slice(0, -1), segs: url.slice(b.length).split('/').map(decodeURIComponent) };
+      } catch {
+        return null; // malformed percent-encoding names no route
+      }
+    }
+  }
+  return null;
+}
+
+/**
+ * The REST adapter: request → Invocation → dispatch() → response. It
+ * decides nothing itself; routing picks the operation, the pipeline decides.
+ */
+export function restHandler(services: Services, opts: RestOptions, inFlight: InFlight) {
+  return (res: HttpResponse, req: HttpRequest): void => {
+    const meta = readMeta(req);
+    const target: ReplyTarget = { res, aborted: false, correlationId: meta.correlationId, cors: opts.corsOrigin, closeConnection: false };
+    res.onAborted(() => {
+      target.aborted = true;
+    });
+    if (meta.method === 'OPTIONS' && opts.corsOrigin !== null) return preflight(target);
+    const path = splitPath(meta.url);
+    const matched = path === null ? new ServiceError('NOT_FOUND', 'Route.Unknown', 'no route matches this path') : route(meta.method, path.segs);
+    const basePath = path?.base ?? '/api';
+    if (matched instanceof ServiceError) {
+      // Drain any body the client sends, but answer without reading it.
+      return writeError(target, matched, basePath);
+    }
+    const declared = Number(meta.contentLength);
+    if (meta.contentLength !== '' && (!Number.isFinite(declared) || declared > opts.maxBodyBytes)) {
+      target.closeConnection = true;
+      return writeError(target, tooLarge(opts.maxBodyBytes), basePath);
+    }
+    inFlight.count++;
+    readBody(res, opts.maxBodyBytes, (bytes) => {
+      if (bytes === null) {
+        inFlight.count--;
+        target.closeConnection = true;
+        return writeError(target, tooLarge(opts.maxBodyBytes), basePath);
+      }
+      void run(services, meta, matched, basePath, bytes, target).finally(() => inFlight.count--);
+    });
+  };
+}
+
+async function run(services: Services, meta: RequestMeta, m: RouteMatch, basePath: string, bytes: Buffer, target: ReplyTarget): Promise<void> {
+  let body: unknown;
+  try {
+    body = decodeJsonBody(bytes, meta.contentType);
+  } catch (err) {
+    return writeError(target, err as ServiceError, basePath);
+  }
+  const inv: Invocation = {
+    correlationId: meta.correlationId,
+    protocol: 'rest',
+    operation: m.spec,
+    collection: m.collection,
+    relation: m.relation,
+    params: m.params,
+    query: parseQuery(meta.query),
+    body,
+    bearer: bearerOf(meta.authorization),
+    tenantHeader: meta.tenant === '' ? null : meta.tenant,
+    projectHeader: meta.project === '' ? null : meta.project,
+    branchHeader: meta.branch === '' ? null : meta.branch,
+    idempotencyKey: meta.idempotencyKey === '' ? null : meta.idempotencyKey,
+    ifMatch: meta.ifMatch === '' ? null : meta.ifMatch,
+    basePath,
+  };
+  const outcome = await dispatch(inv, services);
+  if (outcome.ok) writeResult(target, outcome.result);
+  else writeError(target, outcome.error, basePath);
+}
+
+const tooLarge = (max: number): ServiceError =>
+  new ServiceError('PAYLOAD_TOO_LARGE', 'Request.BodyTooLarge', `request body larger than ${max} bytes; use Storage upload for large payloads`);
+
+/** Collects the body, copying each chunk (uWS reuses the buffer); null once it passes `max` bytes. */
+function readBody(res: HttpResponse, max: number, done: (bytes: Buffer | null) => void): void {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let over = false;
+  res.onData((chunk, isLast) => {
+    if (over) return;
+    size += chunk.byteLength;
+    if (size > max) {
+      over = true;
+      done(null);
+      return;
+    }
+    chunks.push(Buffer.from(chunk.slice(0)));
+    if (isLast) done(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+  });
+}
+
+function preflight(t: ReplyTarget): void {
+  t.res.cork(() => {
+    t.res.writeStatus('204 No Content');
+    t.res.writeHeader('Access-Control-Allow-Origin', t.cors!);
+    t.res.writeHeader('Access-Control-Allow-Methods', 'GET, POST, PUT, PATCH, DELETE, OPTIONS');
+    t.res.writeHeader('Access-Control-Allow-Headers', 'Authorization, Content-Type, X-Service-Tenant, X-Service-Project, X-Service-Branch, Idempotency-Key, If-Match, X-Service-Correlation-Id');
+    t.res.writeHeader('Access-Control-Max-Age', '600');
+    t.res.endWithoutBody(0);
+  });
+}

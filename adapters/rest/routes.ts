@@ -1,0 +1,81 @@
+import { ENTITY_SPECS } from '../../runtime/operations/entity/index.js';
+import { DISCOVERY_SPECS } from '../../runtime/operations/control/discovery.js';
+import { EVENT_SPECS } from '../../runtime/operations/control/events.js';
+import { PROJECT_SPECS } from '../../runtime/operations/control/projects.js';
+import { SCHEMA_SPECS } from '../../runtime/operations/control/schema.js';
+import { TENANT_SPECS } from '../../runtime/operations/control/tenants.js';
+import { IDENTITY_SPECS } from '../../runtime/operations/identity/index.js';
+import type { OperationSpec } from '../../runtime/operations/types.js';
+import { notFoundSpec } from './not-found.js';
+
+type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+/** A fixed route: path segments after the base, `:name` captures a parameter. */
+export interface StaticRoute {
+  method: Method;
+  path: string;
+  spec: OperationSpec;
+}
+
+const I = IDENTITY_SPECS as Record<string, OperationSpec>;
+
+/** Every non-entity REST route of the platform. Entity routes are resolved by shape in router.ts. */
+export const STATIC_ROUTES: StaticRoute[] = [
+  { method: 'GET', path: 'health', spec: DISCOVERY_SPECS.health! },
+  { method: 'GET', path: 'openapi.json', spec: DISCOVERY_SPECS.openApiJson! },
+  { method: 'GET', path: 'openapi.yaml', spec: DISCOVERY_SPECS.openApiYaml! },
+
+  { method: 'GET', path: 'TenantRecord', spec: TENANT_SPECS.list },
+  { method: 'POST', path: 'TenantRecord', spec: TENANT_SPECS.create },
+  { method: 'GET', path: 'TenantRecord/:id', spec: TENANT_SPECS.read },
+  { method: 'PUT', path: 'TenantRecord/:id', spec: TENANT_SPECS.update },
+  { method: 'DELETE', path: 'TenantRecord/:id', spec: TENANT_SPECS.delete },
+
+  { method: 'POST', path: 'projects/create', spec: PROJECT_SPECS.create },
+  { method: 'GET', path: 'projects/resolve', spec: PROJECT_SPECS.resolve },
+  { method: 'POST', path: 'projects/:parentProjectId/children', spec: PROJECT_SPECS.createChild },
+  { method: 'GET', path: 'projects/:projectId/children', spec: PROJECT_SPECS.children },
+  { method: 'GET', path: 'projects/:projectId/descendants', spec: PROJECT_SPECS.descendants },
+  { method: 'GET', path: 'projects/:projectId/ancestors', spec: PROJECT_SPECS.ancestors },
+  { method: 'POST', path: 'projects/:projectId/suspend', spec: PROJECT_SPECS.suspend },
+  { method: 'POST', path: 'projects/:projectId/resume', spec: PROJECT_SPECS.resume },
+  { method: 'POST', path: 'projects/:projectId/archive', spec: PROJECT_SPECS.archive },
+  { method: 'GET', path: 'projects/:projectId/capability-grants', spec: I['Projects.CapabilityGrants.List']! },
+  { method: 'POST', path: 'projects/:projectId/capability-grants', spec: I['Projects.CapabilityGrants.Create']! },
+  { method: 'DELETE', path: 'projects/:projectId/capability-grants/:grantId', spec: I['Projects.CapabilityGrants.Delete']! },
+
+  { method: 'GET', path: 'ProjectRecord', spec: PROJECT_SPECS.recordList },
+  { method: 'POST', path: 'ProjectRecord', spec: PROJECT_SPECS.recordCreate },
+  { method: 'GET', path: 'ProjectRecord/:id', spec: PROJECT_SPECS.recordRead },
+  { method: 'PUT', path: 'ProjectRecord/:id', spec: PROJECT_SPECS.recordUpdate },
+  { method: 'DELETE', path: 'ProjectRecord/:id', spec: PROJECT_SPECS.recordDelete },
+
+  { method: 'POST', path: 'Schema/entities', spec: SCHEMA_SPECS.create },
+  { method: 'PUT', path: 'Schema/entities', spec: SCHEMA_SPECS.alter },
+  { method: 'DELETE', path: 'Schema/entities', spec: SCHEMA_SPECS.delete },
+  { method: 'POST', path: 'Schema/entities/delete', spec: SCHEMA_SPECS.delete },
+  { method: 'POST', path: 'Schema/entities/preview', spec: SCHEMA_SPECS.preview },
+  { method: 'POST', path: 'Schema/entities/validate', spec: SCHEMA_SPECS.validate },
+  { method: 'GET', path: 'Schema/entities/metadata', spec: SCHEMA_SPECS.metadata },
+  { method: 'GET', path: 'Schema/entities/metadata/:entityName', spec: SCHEMA_SPECS.metadataEntity },
+  { method: 'GET', path: 'Schema/diff', spec: SCHEMA_SPECS.diff },
+  { method: 'GET', path: 'Schema/journal', spec: SCHEMA_SPECS.journal },
+  { method: 'GET', path: 'Schema/journal/:id', spec: SCHEMA_SPECS.journalEntry },
+
+  { method: 'GET', path: 'events', spec: EVENT_SPECS.list },
+  { method: 'GET', path: 'Event', spec: EVENT_SPECS.list },
+  { method: 'GET', path: 'events/:id', spec: EVENT_SPECS.read },
+  { method: 'GET', path: 'Event/:id', spec: EVENT_SPECS.read },
+
+  { method: 'POST', path: 'identity/register', spec: I['Identity.Register']! },
+  { method: 'POST', path: 'identity/login', spec: I['Identity.Login']! },
+  { method: 'POST', path: 'identity/tokens/refresh', spec: I['Identity.Refresh']! },
+  { method: 'POST', path: 'identity/refresh', spec: I['Identity.Refresh']! },
+  { method: 'GET', path: 'identity/me', spec: I['Identity.Me']! },
+  { method: 'GET', path: 'identity/sessions', spec: I['Identity.Sessions.List']! },
+  { method: 'DELETE', path: 'identity/sessions/:sessionId', spec: I['Identity.Sessions.Revoke']! },
+
+  { method: 'POST', path: 'operations/:operation', spec: notFoundSpec('Operation.Unknown', 'no custom operation with this name') },
+];
+
+export { ENTITY_SPECS };

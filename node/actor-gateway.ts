@@ -1,0 +1,43 @@
+import { randomUUID } from 'node:crypto';
+import { ActorId, type ActorSystem } from '../actors/index.js';
+import { PROJECT_KIND, type ProjectMessages } from '../actors/project/index.js';
+import { TENANT_KIND, type TenantMessages } from '../actors/tenant/index.js';
+import type { ControlPlaneGateway } from '../runtime/control/gateway.js';
+import type { SchemaChangeResult } from '../runtime/control/schema-change.js';
+import type { ProjectRow, TenantRow } from '../runtime/operations/types.js';
+
+/** Control-plane writes as messages to the owning actors. */
+export class ActorControlPlane implements ControlPlaneGateway {
+  constructor(private readonly system: ActorSystem) {}
+
+  private tenant<K extends keyof TenantMessages, R>(id: string, type: K, msg: TenantMessages[K]): Promise<R> {
+    return this.system.ask<R>(new ActorId(TENANT_KIND, id), type, msg);
+  }
+
+  private project<K extends keyof ProjectMessages, R>(id: string, type: K, msg: ProjectMessages[K], timeoutMs?: number): Promise<R> {
+    return this.system.ask<R>(new ActorId(PROJECT_KIND, id), type, msg, timeoutMs === undefined ? undefined : { timeoutMs });
+  }
+
+  createTenant(input: { slug: string; name: string }): Promise<TenantRow> {
+    return this.tenant(randomUUID(), 'create', input);
+  }
+  updateTenant(tenantId: string, patch: { name?: string; state?: string }): Promise<TenantRow> {
+    return this.tenant(tenantId, 'update', patch);
+  }
+  async deleteTenant(tenantId: string): Promise<void> {
+    await this.tenant(tenantId, 'delete', {});
+  }
+  createProject(input: { tenantId: string; slug: string; name: string; parentProjectId: string | null }): Promise<ProjectRow> {
+    return this.tenant(input.tenantId, 'createProject', { projectId: randomUUID(), slug: input.slug, name: input.name, parentProjectId: input.parentProjectId });
+  }
+  updateProject(projectId: string, patch: { name?: string; state?: string; settings?: Record<string, unknown> }): Promise<ProjectRow> {
+    return this.project(projectId, 'update', patch);
+  }
+  async deleteProject(projectId: string): Promise<void> {
+    await this.project(projectId, 'delete', {});
+  }
+  applySchemaChange(change: ProjectMessages['applySchemaChange']): Promise<SchemaChangeResult> {
+    // DDL on a large table can take a while; the default ask timeout is for ordinary messages.
+    return this.project(change.projectId, 'applySchemaChange', change, 120_000);
+  }
+}

@@ -1,0 +1,94 @@
+import { randomUUID } from 'node:crypto';
+import type { LogLevel } from '../runtime/log.js';
+
+/** Thrown at boot for a bad setting: fail at start, never under load. */
+export class InvalidConfig extends Error {
+  constructor(setting: string, message: string) {
+    super(`${setting}: ${message}`);
+    this.name = 'InvalidConfig';
+  }
+}
+
+export const MiB = 1024 * 1024;
+const HOUR_MS = 3_600_000;
+
+export interface NodeConfig {
+  /** HOST: interface to listen on. Default 127.0.0.1 (loopback: nothing is exposed unless asked). */
+  host: string;
+  /** PORT: HTTP/WebSocket/SSE port. Default 8080; 0 picks a free port. */
+  port: number;
+  /** GRPC_PORT: reserved for the gRPC adapter. Default 50051. */
+  grpcPort: number;
+  /** DATA_DIR: PGlite data and the generated admin token. Default ./.data; `memory:` keeps PGlite in memory (tests). */
+  dataDir: string;
+  /** DATABASE_URL: PostgreSQL/CockroachDB through pg; when set, PGlite is not used. */
+  databaseUrl: string | null;
+  /** DB_POOL_SIZE: pg pool size. Default 10: a few connections per core keeps PostgreSQL busy without queueing. */
+  dbPoolSize: number;
+  /** NATS_URL: cluster mode (not in this build yet; set it and the node refuses to start rather than run half-clustered). */
+  natsUrl: string | null;
+  /** SERVICE_ADMIN_TOKEN: platform admin bearer. Default: generated once, stored in DATA_DIR (0600). */
+  adminToken: string | null;
+  /** LOG_LEVEL: debug | info | warn | error | silent. Default info. */
+  logLevel: LogLevel;
+  /** NODE_ID: this node's name in logs and health. Default random. */
+  nodeId: string;
+  /** CORS_ORIGIN: value of Access-Control-Allow-Origin; unset disables CORS. */
+  corsOrigin: string | null;
+  /** MAX_BODY_BYTES: REST body limit (spec: 10 MiB). */
+  maxBodyBytes: number;
+  /** MAX_PAGE_SIZE: list page size cap (spec: 200). */
+  maxPageSize: number;
+  /** MAX_BATCH_ROWS: rows per batch mutation (spec: 1,000). */
+  maxBatchRows: number;
+  /** IDEMPOTENCY_RETENTION_HOURS: how long an Idempotency-Key answers with the prior result (spec: 24 h). */
+  idempotencyRetentionMs: number;
+  /** ACTOR_IDLE_MS: idle time before an actor passivates. Default 5 minutes. */
+  actorIdleMs: number;
+}
+
+const LEVELS: LogLevel[] = ['debug', 'info', 'warn', 'error', 'silent'];
+
+function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw)) throw new InvalidConfig(name, `expected an integer, got '${raw}'`);
+  const n = Number(raw);
+  if (n < min || n > max) throw new InvalidConfig(name, `must be between ${min} and ${max}`);
+  return n;
+}
+
+const text = (env: NodeJS.ProcessEnv, name: string): string | null => {
+  const v = env[name];
+  return v === undefined || v === '' ? null : v;
+};
+
+/** The only place process.env is read. */
+export function parseConfig(env: NodeJS.ProcessEnv = process.env): NodeConfig {
+  const logLevel = (text(env, 'LOG_LEVEL') ?? 'info') as LogLevel;
+  if (!LEVELS.includes(logLevel)) throw new InvalidConfig('LOG_LEVEL', `one of ${LEVELS.join(', ')}`);
+  const databaseUrl = text(env, 'DATABASE_URL');
+  if (databaseUrl !== null && !/^postgres(ql)?:\/\//.test(databaseUrl)) throw new InvalidConfig('DATABASE_URL', 'must start with postgres:// or postgresql://');
+  const adminToken = text(env, 'SERVICE_ADMIN_TOKEN');
+  if (adminToken !== null && (adminToken.length < 16 || /\s/.test(adminToken))) throw new InvalidConfig('SERVICE_ADMIN_TOKEN', 'must be at least 16 characters without spaces');
+  return {
+    host: text(env, 'HOST') ?? '127.0.0.1',
+    port: int(env, 'PORT', 8080, 0, 65535),
+    grpcPort: int(env, 'GRPC_PORT', 50051, 0, 65535),
+    dataDir: text(env, 'DATA_DIR') ?? './.data',
+    databaseUrl,
+    dbPoolSize: int(env, 'DB_POOL_SIZE', 10, 1, 1000),
+    natsUrl: text(env, 'NATS_URL'),
+    adminToken,
+    logLevel,
+    nodeId: text(env, 'NODE_ID') ?? `node-${randomUUID().slice(0, 8)}`,
+    corsOrigin: text(env, 'CORS_ORIGIN'),
+    maxBodyBytes: int(env, 'MAX_BODY_BYTES', 10 * MiB, 1024, 10 * MiB),
+    maxPageSize: int(env, 'MAX_PAGE_SIZE', 200, 1, 10_000),
+    maxBatchRows: int(env, 'MAX_BATCH_ROWS', 1000, 1, 10_000),
+    idempotencyRetentionMs: int(env, 'IDEMPOTENCY_RETENTION_HOURS', 24, 1, 24 * 30) * HOUR_MS,
+    actorIdleMs: int(env, 'ACTOR_IDLE_MS', 300_000, 10, 86_400_000),
+  };
+}
+
+export const isInMemory = (dataDir: string): boolean => dataDir === 'memory:';

@@ -1,0 +1,18 @@
+import type { ProjectRow, TenantRow } from '../operations/types.js';
+import type { SchemaChange, SchemaChangeResult } from './schema-change.js';
+
+/**
+ * Control-plane writes. Each is carried out by the actor that owns the
+ * record (Tenant actor: tenant rows and its project list; Project actor:
+ * project row, schema, publication head), so there is one writer per record.
+ * runtime/ declares this; node/ wires it to the actor system.
+ */
+export interface ControlPlaneGateway {
+  createTenant(input: { slug: string; name: string }): Promise<TenantRow>;
+  updateTenant(tenantId: string, patch: { name?: string; state?: string }): Promise<TenantRow>;
+  deleteTenant(tenantId: string): Promise<void>;
+  createProject(input: { tenantId: string; slug: string; name: string; parentProjectId: string | null }): Promise<ProjectRow>;
+  updateProject(projectId: string, patch: { name?: string; state?: string; settings?: Record<string, unknown> }): Promise<ProjectRow>;
+  deleteProject(projectId: string): Promise<void>;
+  applySchemaChange(change: SchemaChange): Promise<SchemaChangeResult>;
+}

@@ -1,0 +1,39 @@
+import { httpStatusOf } from './errors/envelope.js';
+import { maskError } from './errors/mask.js';
+import type { ServiceError } from './errors/service-error.js';
+import { ANONYMOUS, type Invocation, type OperationContext, type Result } from './operations/types.js';
+import { authenticate } from './pipeline/authenticate.js';
+import { checkGrants } from './pipeline/grants.js';
+import { evaluateGovernance } from './pipeline/governance.js';
+import { evaluateRowPolicy } from './pipeline/row-policy.js';
+import { recordEvidence } from './pipeline/evidence.js';
+import { resolveScope } from './pipeline/resolve-scope.js';
+import type { Services } from './services.js';
+
+export type Outcome = { ok: true; result: Result } | { ok: false; error: ServiceError };
+
+/**
+ * The one entry point: every protocol's request passes the six pipeline
+ * stages in order, then the operation's executor. A request is allowed only
+ * when every stage agrees. Failures come back as declared ServiceErrors;
+ * anything undeclared is masked as INTERNAL here.
+ */
+export async function dispatch(inv: Invocation, services: Services): Promise<Outcome> {
+  const ctx: OperationContext = {
+    inv, services, actor: ANONYMOUS, scope: null, operationId: inv.operation.id, entity: null, entityOperation: null, rowPolicy: null,
+  };
+  try {
+    ctx.actor = await authenticate(ctx); // 1
+    ctx.scope = await resolveScope(ctx); // 2
+    evaluateGovernance(ctx); // 3
+    await checkGrants(ctx); // 4
+    evaluateRowPolicy(ctx); // 5
+    const result = await inv.operation.execute(ctx);
+    recordEvidence(ctx, result.status, null); // 6
+    return { ok: true, result };
+  } catch (err) {
+    const error = maskError(err, inv.correlationId, services.log);
+    recordEvidence(ctx, httpStatusOf(error), error); // 6
+    return { ok: false, error };
+  }
+}

@@ -1,0 +1,83 @@
+import { quoteIdent } from '../../storage/index.js';
+import { filterToSql, SqlParams, type SqlFilterTarget } from '../filter/to-sql.js';
+import type { FieldDef } from '../publication/model.js';
+import type { CompiledEntity } from './compiled-entity.js';
+import { encodeCursor } from './cursor.js';
+import type { ListParams, SortKey } from './list-params.js';
+
+const CAST: Record<string, string> = { Decimal: '::numeric', DateTime: '::timestamptz', Instant: '::timestamptz', Int: '::integer', ID: '' };
+
+export const filterTarget = (entity: CompiledEntity): SqlFilterTarget => ({
+  table: (name) => {
+    const e = entity.entityName === name ? entity : entity.peer(name);
+    return { sql: e.table, softDelete: e.softDelete };
+  },
+  field: (entityName, fieldName) => (entity.entityName === entityName ? entity : entity.peer(entityName)).queryableFields.get(fieldName)!,
+});
+
+/** WHERE clause (without the keyword) for the live rows matching the filter; 'TRUE' when none. */
+export function whereSql(entity: CompiledEntity, params: ListParams, sql: SqlParams, extra: string[] = []): string {
+  const parts = [...extra];
+  if (entity.softDelete) parts.push('t."deletedAt" IS NULL');
+  if (params.filter !== null) parts.push(filterToSql(params.filter, entity.entityName, 't', filterTarget(entity), sql));
+  return parts.length === 0 ? 'TRUE' : parts.join(' AND ');
+}
+
+const orderSql = (sort: readonly SortKey[]): string =>
+  [...sort.map((k) => `t.${quoteIdent(k.field)} ${k.desc ? 'DESC' : 'ASC'}`), 't.id ASC'].join(', ');
+
+/**
+ * Keyset predicate "strictly after the cursor row" in (sort…, id) order.
+ * PostgreSQL orders NULLs last ascending and first descending; the
+ * predicate follows the same rule so pages never skip or repeat rows.
+ */
+function afterCursorSql(entity: CompiledEntity, sort: readonly SortKey[], values: readonly unknown[], sql: SqlParams): string {
+  const keys: Array<{ col: string; desc: boolean; field: FieldDef | null }> = [
+    ...sort.map((k) => ({ col: `t.${quoteIdent(k.field)}`, desc: k.desc, field: entity.queryableFields.get(k.field)! })),
+    { col: 't.id', desc: false, field: null },
+  ];
+  const param = (i: number): string => sql.add(values[i]) + (keys[i]!.field === null ? '::uuid' : CAST[keys[i]!.field!.type] ?? '');
+  const equal = (i: number): string => (values[i] === null ? `${keys[i]!.col} IS NULL` : `${keys[i]!.col} = ${param(i)}`);
+  const after = (i: number): string | null => {
+    const { col, desc } = keys[i]!;
+    const v = values[i];
+    if (!desc) return v === null ? null : `(${col} > ${param(i)} OR ${col} IS NULL)`;
+    return v === null ? `${col} IS NOT NULL` : `${col} < ${param(i)}`;
+  };
+  const ors: string[] = [];
+  for (let i = 0; i < keys.length; i++) {
+    const a = after(i);
+    if (a === null) continue;
+    const eqs = [];
+    for (let j = 0; j < i; j++) eqs.push(equal(j));
+    ors.push(eqs.length === 0 ? a : `(${eqs.join(' AND ')} AND ${a})`);
+  }
+  return ors.length === 0 ? 'FALSE' : `(${ors.join(' OR ')})`;
+}
+
+export interface ListQuery {
+  text: string;
+  values: unknown[];
+}
+
+/** SELECT for one page: pageSize+1 rows so we know whether a next page exists. */
+export function listQuery(entity: CompiledEntity, params: ListParams, extra: (sql: SqlParams) => string[] = () => []): ListQuery {
+  const sql = new SqlParams();
+  const conds = extra(sql);
+  if (params.cursor !== null) conds.push(afterCursorSql(entity, params.sort, params.cursor.values, sql));
+  const where = whereSql(entity, params, sql, conds);
+  const offset = params.cursor === null && params.page > 1 ? ` OFFSET ${(params.page - 1) * params.pageSize}` : '';
+  const text = `SELECT ${entity.selectList} FROM ${entity.table} t WHERE ${where} ORDER BY ${orderSql(params.sort)} LIMIT ${params.pageSize + 1}${offset}`;
+  return { text, values: sql.values };
+}
+
+export function countQuery(entity: CompiledEntity, params: ListParams, extra: (sql: SqlParams) => string[] = () => []): ListQuery {
+  const sql = new SqlParams();
+  const where = whereSql(entity, params, sql, extra(sql));
+  return { text: `SELECT count(*)::int AS n FROM ${entity.table} t WHERE ${where}`, values: sql.values };
+}
+
+/** The cursor that continues after `last`. */
+export function nextCursor(params: ListParams, last: Record<string, unknown>): string {
+  return encodeCursor(params.shapeKey, [...params.sort.map((k) => last[k.field] ?? null), last.id], params.page + 1);
+}

@@ -1,0 +1,89 @@
+/**
+ * The closed table of error codes. Adding a code breaks the build until every
+ * protocol projection below maps it (Record<ErrorCode, …> is exhaustive).
+ */
+export const ERROR_CODES = [
+  'UNAUTHORIZED',
+  'ACCESS_DENIED',
+  'NOT_FOUND',
+  'CONFLICT',
+  'PAYLOAD_TOO_LARGE',
+  'UNSUPPORTED_MEDIA_TYPE',
+  'METHOD_NOT_ALLOWED',
+  'VALIDATION_FAILED',
+  'QUOTA_EXCEEDED',
+  'UPSTREAM_TIMEOUT',
+  'UNAVAILABLE',
+  'INTERNAL',
+] as const;
+
+export type ErrorCode = (typeof ERROR_CODES)[number];
+
+/** HTTP status per code (REST projection). */
+export const HTTP_STATUS: Record<ErrorCode, number> = {
+  UNAUTHORIZED: 401,
+  ACCESS_DENIED: 403,
+  NOT_FOUND: 404,
+  CONFLICT: 409,
+  PAYLOAD_TOO_LARGE: 413,
+  UNSUPPORTED_MEDIA_TYPE: 415,
+  METHOD_NOT_ALLOWED: 405,
+  VALIDATION_FAILED: 422,
+  QUOTA_EXCEEDED: 429,
+  UPSTREAM_TIMEOUT: 504,
+  UNAVAILABLE: 503,
+  INTERNAL: 500,
+};
+
+/** gRPC status codes (numeric, from grpc/status.proto) for the gRPC projection. */
+export const GRPC_STATUS: Record<ErrorCode, number> = {
+  UNAUTHORIZED: 16, // UNAUTHENTICATED
+  ACCESS_DENIED: 7, // PERMISSION_DENIED
+  NOT_FOUND: 5,
+  CONFLICT: 6, // ALREADY_EXISTS / ABORTED: we use ALREADY_EXISTS for unique and FK conflicts
+  PAYLOAD_TOO_LARGE: 8, // RESOURCE_EXHAUSTED
+  UNSUPPORTED_MEDIA_TYPE: 3, // INVALID_ARGUMENT
+  METHOD_NOT_ALLOWED: 12, // UNIMPLEMENTED
+  VALIDATION_FAILED: 3,
+  QUOTA_EXCEEDED: 8,
+  UPSTREAM_TIMEOUT: 4, // DEADLINE_EXCEEDED
+  UNAVAILABLE: 14,
+  INTERNAL: 13,
+};
+
+/** GraphQL `extensions.code` is the code itself; listed so a rename is a compile error. */
+export const GRAPHQL_CODE: Record<ErrorCode, string> = Object.fromEntries(
+  ERROR_CODES.map((c) => [c, c]),
+) as Record<ErrorCode, string>;
+
+/** MCP JSON-RPC error codes. -32003 for access denied is fixed by the spec. */
+export const MCP_CODE: Record<ErrorCode, number> = {
+  UNAUTHORIZED: -32001,
+  ACCESS_DENIED: -32003,
+  NOT_FOUND: -32004,
+  CONFLICT: -32009,
+  PAYLOAD_TOO_LARGE: -32013,
+  UNSUPPORTED_MEDIA_TYPE: -32602,
+  METHOD_NOT_ALLOWED: -32601,
+  VALIDATION_FAILED: -32602,
+  QUOTA_EXCEEDED: -32029,
+  UPSTREAM_TIMEOUT: -32008,
+  UNAVAILABLE: -32010,
+  INTERNAL: -32603,
+};
+
+/** Whether a caller may retry the same request unchanged. */
+export const RETRYABLE: Record<ErrorCode, boolean> = {
+  UNAUTHORIZED: false,
+  ACCESS_DENIED: false,
+  NOT_FOUND: false,
+  CONFLICT: false,
+  PAYLOAD_TOO_LARGE: false,
+  UNSUPPORTED_MEDIA_TYPE: false,
+  METHOD_NOT_ALLOWED: false,
+  VALIDATION_FAILED: false,
+  QUOTA_EXCEEDED: false,
+  UPSTREAM_TIMEOUT: true,
+  UNAVAILABLE: true,
+  INTERNAL: false,
+};

@@ -1,0 +1,39 @@
+import { HTTP_STATUS } from './codes.js';
+import { ServiceError } from './service-error.js';
+
+export interface ErrorEnvelope {
+  error: {
+    code: string;
+    message: string;
+    reasonCode: string;
+    correlationId: string;
+    field?: string;
+    retryable?: boolean;
+    explainUrl?: string;
+    bindingId?: string;
+    missingGrants?: string[];
+    errors?: Array<{ field: string; reasonCode: string; message: string }>;
+  };
+}
+
+/** The spec's HTTP error envelope for a declared error. */
+export function toErrorEnvelope(err: ServiceError, correlationId: string, basePath = '/api'): ErrorEnvelope {
+  const body: ErrorEnvelope['error'] = {
+    code: err.code,
+    message: err.message,
+    reasonCode: err.reasonCode,
+    correlationId,
+    retryable: err.retryable,
+  };
+  const d = err.details;
+  if (d.field !== undefined) body.field = d.field;
+  if (d.bindingId !== undefined) body.bindingId = d.bindingId;
+  if (d.missingGrants !== undefined) body.missingGrants = d.missingGrants;
+  if (d.errors !== undefined) body.errors = d.errors;
+  if (err.code === 'ACCESS_DENIED' || err.code === 'UNAUTHORIZED') {
+    body.explainUrl = `${basePath}/Explainability/access?correlationId=${encodeURIComponent(correlationId)}`;
+  }
+  return { error: body };
+}
+
+export const httpStatusOf = (err: ServiceError): number => HTTP_STATUS[err.code];

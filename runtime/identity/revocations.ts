@@ -1,0 +1,61 @@
+import { ACCESS_TOKEN_TTL_SECONDS } from './constants.js';
+
+type Listener = (sessionId: string) => void;
+
+/**
+ * Session ids revoked on this node, kept for one access-token lifetime (after
+ * that every access token of the session has expired anyway).
+ *
+ * Cluster mode: only the node that revoked a session knows it here. Other
+ * nodes keep accepting that session's access tokens until they expire
+ * (≤ ACCESS_TOKEN_TTL_SECONDS, 15 minutes) and refuse it at the next refresh
+ * (the refresh path reads `revoked_at` from the database). A cluster
+ * broadcast can close the gap: subscribe with `onRevoked` to publish, and call
+ * `add` on receipt.
+ */
+export class RevokedSessions {
+  private readonly until = new Map<string, number>();
+  private readonly listeners = new Set<Listener>();
+  private lastSweep = 0;
+
+  constructor(private readonly ttlMs = ACCESS_TOKEN_TTL_SECONDS * 1000 + 60_000, private readonly now: () => number = Date.now) {}
+
+  /** Marks a session revoked on this node. `notify: false` for revocations learned from another node. */
+  add(sessionId: string, notify = true): void {
+    const t = this.now();
+    this.until.set(sessionId, t + this.ttlMs);
+    this.sweep(t);
+    if (notify) for (const l of this.listeners) {
+      try { l(sessionId); } catch { /* a listener must not break revocation */ }
+    }
+  }
+
+  has(sessionId: string): boolean {
+    const exp = this.until.get(sessionId);
+    if (exp === undefined) return false;
+    if (exp <= this.now()) {
+      this.until.delete(sessionId);
+      return false;
+    }
+    return true;
+  }
+
+  get size(): number {
+    return this.until.size;
+  }
+
+  /** Called with every session id this node revokes (e.g. to broadcast it to the cluster). Returns an unsubscribe. */
+  onRevoked(listener: Listener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  private sweep(t: number): void {
+    if (t - this.lastSweep < 30_000) return;
+    this.lastSweep = t;
+    for (const [id, exp] of this.until) if (exp <= t) this.until.delete(id);
+  }
+}
+
+/** The node's one set, shared by the verifier and the identity operations. */
+export const revokedSessions = new RevokedSessions();

@@ -1,0 +1,140 @@
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { decodeJwt, jwtVerify, SignJWT } from 'jose';
+import type { SqlExecutor } from '../../storage/index.js';
+import type { Actor } from '../operations/types.js';
+import type { TokenVerifier } from '../services.js';
+import { ACCESS_TOKEN_TTL_SECONDS, AUTHENTICATED_ROLE, TOKEN_ISSUER } from './constants.js';
+import { existingProjectSigningKey, UUID_RE } from './keys.js';
+import { revokedSessions, type RevokedSessions } from './revocations.js';
+
+export { ACCESS_TOKEN_TTL_SECONDS };
+
+/** Longest bearer we bother to parse; real tokens are ~350 characters. */
+const MAX_TOKEN_LENGTH = 4096;
+
+export interface AccessTokenClaims {
+  projectId: string;
+  subjectId: string;
+  sessionId: string;
+}
+
+export interface SignedAccessToken {
+  token: string;
+  /** Expiry as an ISO-8601 string (what login/refresh answer as `expiresAt`). */
+  expiresAt: string;
+}
+
+/** Signs an access token (JWT HS256) with the project's key. `nowSeconds` is for tests. */
+export async function signAccessToken(key: Uint8Array, claims: AccessTokenClaims, nowSeconds = Math.floor(Date.now() / 1000)): Promise<SignedAccessToken> {
+  const exp = nowSeconds + ACCESS_TOKEN_TTL_SECONDS;
+  const token = await new SignJWT({ sid: claims.sessionId, role: AUTHENTICATED_ROLE })
+    .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+    .setIssuer(TOKEN_ISSUER)
+    .setAudience(claims.projectId)
+    .setSubject(claims.subjectId)
+    .setIssuedAt(nowSeconds)
+    .setExpirationTime(exp)
+    .sign(key);
+  return { token, expiresAt: new Date(exp * 1000).toISOString() };
+}
+
+/**
+ * Verifies project user access tokens. The unverified `aud` names the project
+ * whose key must have signed the token; jose then checks signature, `exp`,
+ * `iss` and `aud` against that key. Any failure is `null`: never a throw, and
+ * the token itself is never logged.
+ *
+ * Revoked sessions are refused when this node revoked them (see
+ * RevokedSessions: in cluster mode other nodes refuse them at refresh or at
+ * access-token expiry, ≤ 15 minutes, until revocations are broadcast).
+ */
+export class JwtTokenVerifier implements TokenVerifier {
+  constructor(private readonly db: SqlExecutor, private readonly revoked: RevokedSessions = revokedSessions) {}
+
+  async verify(token: string): Promise<Actor | null> {
+    try {
+      if (typeof token !== 'string' || token.length > MAX_TOKEN_LENGTH) return null;
+      const unverified = decodeJwt(token);
+      const aud = unverified.aud;
+      if (typeof aud !== 'string' || !UUID_RE.test(aud)) return null;
+      const key = await existingProjectSigningKey(this.db, aud);
+      if (key === null) return null;
+      const { payload } = await jwtVerify(token, key, {
+        algorithms: ['HS256'],
+        issuer: TOKEN_ISSUER,
+        audience: aud,
+        requiredClaims: ['sub', 'sid', 'exp', 'iat'],
+      });
+      const { sub, sid, role } = payload as { sub?: unknown; sid?: unknown; role?: unknown };
+      if (typeof sub !== 'string' || !UUID_RE.test(sub)) return null;
+      if (typeof sid !== 'string' || !UUID_RE.test(sid)) return null;
+      if (role !== AUTHENTICATED_ROLE) return null;
+      if (this.revoked.has(sid)) return null;
+      return { kind: 'user', label: `user:${sub}`, subjectId: sub, projectId: aud, sessionId: sid, roles: [AUTHENTICATED_ROLE] };
+    } catch {
+      return null;
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Refresh tokens: `<sessionId>.<secret>`, secret = 32 random bytes followed by
+// a 16-byte tag (HMAC of session id and random part under a key derived from
+// the project key), base64url. Only sha256(token) is stored. The tag lets the
+// refresh path tell a token this project really issued for the session (an
+// old, rotated one: reuse → revoke the session) from a forged one (just 401,
+// so knowing a session id is not enough to kill someone's session).
+// ---------------------------------------------------------------------------
+
+const REFRESH_RANDOM_BYTES = 32;
+const REFRESH_TAG_BYTES = 16;
+const LOWER_UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+export interface ParsedRefreshToken {
+  sessionId: string;
+  random: Buffer;
+  tag: Buffer;
+}
+
+const refreshTagKey = (projectKey: Uint8Array): Buffer => createHmac('sha256', projectKey).update('plinth/refresh-token-tag/v1').digest();
+
+function refreshTag(projectKey: Uint8Array, sessionId: string, random: Buffer): Buffer {
+  return createHmac('sha256', refreshTagKey(projectKey)).update(sessionId).update(random).digest().subarray(0, REFRESH_TAG_BYTES);
+}
+
+export function newRefreshToken(projectKey: Uint8Array, sessionId: string): string {
+  const random = randomBytes(REFRESH_RANDOM_BYTES);
+  const secret = Buffer.concat([random, refreshTag(projectKey, sessionId, random)]);
+  return `${sessionId}.${secret.toString('base64url')}`;
+}
+
+/** Splits a presented refresh token; null when it is not of our form. */
+export function parseRefreshToken(token: unknown): ParsedRefreshToken | null {
+  if (typeof token !== 'string' || token.length > 200) return null;
+  const dot = token.indexOf('.');
+  if (dot < 0) return null;
+  const sessionId = token.slice(0, dot);
+  const secretText = token.slice(dot + 1);
+  // Lower-case only: the hash covers the exact string, so one token has exactly one spelling.
+  if (!LOWER_UUID_RE.test(sessionId) || !/^[A-Za-z0-9_-]+$/.test(secretText)) return null;
+  const secret = Buffer.from(secretText, 'base64url');
+  if (secret.length !== REFRESH_RANDOM_BYTES + REFRESH_TAG_BYTES || secret.toString('base64url') !== secretText) return null;
+  return { sessionId, random: secret.subarray(0, REFRESH_RANDOM_BYTES), tag: secret.subarray(REFRESH_RANDOM_BYTES) };
+}
+
+/** Whether this project issued the token for its session (any generation, current or rotated). */
+export function refreshTokenIssuedBy(projectKey: Uint8Array, parsed: ParsedRefreshToken): boolean {
+  return timingSafeEqual(refreshTag(projectKey, parsed.sessionId, parsed.random), parsed.tag);
+}
+
+/** What `identity_sessions.refresh_hash` stores: sha256 hex of the whole token. */
+export function refreshTokenHash(token: string): string {
+  return createHash('sha256').update(token).digest('hex');
+}
+
+/** Constant-time comparison of two stored-form hashes. */
+export function sameHash(a: string, b: string): boolean {
+  const x = Buffer.from(a, 'utf8');
+  const y = Buffer.from(b, 'utf8');
+  return x.length === y.length && timingSafeEqual(x, y);
+}

@@ -1,0 +1,35 @@
+import { buildOpenApiDocument, openApiToYaml } from '../../publication/openapi.js';
+import type { CompiledPublication } from '../../publication/compiled-publication.js';
+import { noGrants, type OperationContext, type OperationSpec } from '../types.js';
+
+/** The OpenAPI document is built once per publication and base path, then served from memory. */
+function openApi(ctx: OperationContext): Record<string, unknown> {
+  const scope = ctx.scope!;
+  const pub: CompiledPublication = scope.publication;
+  const basePath = ctx.inv.basePath === '/v1' ? '/v1' : '/api';
+  return pub.derive(`openapi${basePath}`, () =>
+    buildOpenApiDocument({ model: pub.record.model, publicationVersion: pub.version, tenantSlug: scope.tenant.slug, projectSlug: scope.project.slug, basePath }),
+  );
+}
+
+/**
+ * Discovery is readable by any caller of the project (user or admin): the
+ * document describes routes, not data. Anonymous callers get 401.
+ */
+export const DISCOVERY_SPECS: Record<string, OperationSpec> = {
+  openApiJson: {
+    id: 'Discovery.OpenApi.Json', authn: 'user', scope: 'project', grants: noGrants,
+    execute: async (ctx) => ({ status: 200, body: openApi(ctx) }),
+  },
+  openApiYaml: {
+    id: 'Discovery.OpenApi.Yaml', authn: 'user', scope: 'project', grants: noGrants,
+    execute: async (ctx) => {
+      const text = ctx.scope!.publication.derive(`openapi-yaml${ctx.inv.basePath}`, () => openApiToYaml(openApi(ctx)));
+      return { status: 200, body: text, headers: { 'Content-Type': 'application/yaml; charset=utf-8' } };
+    },
+  },
+  health: {
+    id: 'Platform.Health', authn: 'public', scope: 'none', grants: noGrants,
+    execute: async (ctx) => ({ status: 200, body: { status: 'ok', nodeId: ctx.services.nodeId, correlationId: ctx.inv.correlationId } }),
+  },
+};

@@ -1,0 +1,40 @@
+import { notFound, validationFailed } from '../../errors/service-error.js';
+import { listEvents, parseEventFilter, readEvent } from '../../events/event-store.js';
+import { list, single } from '../envelopes.js';
+import { noGrants, type OperationSpec } from '../types.js';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * The event log of a project. Admin only: events name every row id of the
+ * project, so reading them is broader than any entity grant.
+ */
+const eventsOp = (id: string, execute: OperationSpec['execute']): OperationSpec => ({ id, authn: 'admin', scope: 'project', grants: noGrants, execute });
+
+function cursorSeq(text: string | undefined): string | null {
+  if (text === undefined || text === '') return null;
+  const seq = Buffer.from(text, 'base64url').toString('utf8');
+  if (!/^e\d{1,19}$/.test(seq)) throw validationFailed('Query.InvalidCursor', 'cursor is malformed', 'cursor');
+  return seq.slice(1);
+}
+
+export const EVENT_SPECS = {
+  list: eventsOp('Events.List', async (ctx) => {
+    const q = ctx.inv.query;
+    const sizeText = q.get('pageSize') ?? '50';
+    if (!/^\d{1,4}$/.test(sizeText) || Number(sizeText) < 1) throw validationFailed('Query.InvalidPageSize', 'pageSize must be a positive integer', 'pageSize');
+    const pageSize = Number(sizeText);
+    if (pageSize > ctx.services.limits.maxPageSize) throw validationFailed('Query.PageSizeTooLarge', `pageSize must be at most ${ctx.services.limits.maxPageSize}`, 'pageSize');
+    const res = await listEvents(ctx.services.db, ctx.scope!.project.id, { ...parseEventFilter(q.get('filter')), afterSeq: cursorSeq(q.get('cursor')), pageSize });
+    return list(ctx, res.events, {
+      number: 1, size: pageSize,
+      ...(res.more && res.lastSeq !== null ? { next: Buffer.from(`e${res.lastSeq}`).toString('base64url') } : {}),
+    });
+  }),
+  read: eventsOp('Events.Read', async (ctx) => {
+    const id = ctx.inv.params.id ?? '';
+    const e = UUID.test(id) ? await readEvent(ctx.services.db, ctx.scope!.project.id, id) : null;
+    if (e === null) throw notFound('Event.NotFound', 'event not found');
+    return single(ctx, e);
+  }),
+};

@@ -1,0 +1,102 @@
+import { accessDenied, validationFailed } from '../../errors/service-error.js';
+import { expandIncludes, includeGrants, parseInclude } from '../../entities/include.js';
+import { validateInput } from '../../entities/input.js';
+import { outboxCte } from '../../entities/outbox-cte.js';
+import { parseFieldsParam, project } from '../../entities/row-output.js';
+import { mapEntitySqlError } from '../../entities/sql-error-map.js';
+import { SqlParams } from '../../filter/to-sql.js';
+import { noContent, single } from '../envelopes.js';
+import type { OperationContext, Result } from '../types.js';
+import { checkIdempotencyKey, runIdempotent } from './idempotency.js';
+import { insertRows, updateRow } from './insert.js';
+import { etagOf, explainMissedWrite, parseIfMatch, requireRowId, rowNotFound } from './row-lookup.js';
+import { entitySpec } from './spec.js';
+
+const withEtag = (ctx: OperationContext, row: Record<string, unknown>, status = 200): Result => single(ctx, row, status, { ETag: etagOf(row) });
+
+export const createOp = entitySpec('Create', async (ctx) => {
+  const entity = ctx.entity!;
+  const input = validateInput(entity, ctx.inv.body, 'create');
+  const key = ctx.inv.idempotencyKey;
+  const run = async (db: Parameters<typeof insertRows>[0]): Promise<Result> => {
+    const [row] = await insertRows(db, ctx, entity, [input]);
+    return single(ctx, row, 201);
+  };
+  const result = key === null ? await run(ctx.services.db) : await runIdempotent(ctx, checkIdempotencyKey(key), run);
+  ctx.services.outbox.kick();
+  const row = (result.body as { data?: Record<string, unknown> }).data;
+  return row === undefined ? result : { ...result, headers: { ...result.headers, ETag: etagOf(row) } };
+});
+
+export const readOp = entitySpec(
+  'Read',
+  async (ctx) => {
+    const entity = ctx.entity!;
+    const id = requireRowId(entity, ctx.inv.params.id);
+    const fields = parseFieldsParam(entity, ctx.inv.query.get('fields'));
+    const include = parseInclude(entity, ctx.inv.query.get('include'));
+    const db = ctx.services.db;
+    const res = await db.query<Record<string, unknown>>(`SELECT ${entity.selectList} FROM ${entity.table} t WHERE t.id = $1${entity.liveClause}`, [id]);
+    const row = res.rows[0];
+    if (row === undefined) throw rowNotFound(entity);
+    const etag = etagOf(row);
+    if (include.length > 0) await expandIncludes(db, entity, [row], include);
+    return single(ctx, project(row, fields, include.map((r) => r.name)), 200, { ETag: etag });
+  },
+  (ctx) => includeGrants(ctx.entity!, ctx.inv.query.get('include')),
+);
+
+async function writeOne(ctx: OperationContext, mode: 'update' | 'replace'): Promise<Result> {
+  const entity = ctx.entity!;
+  const id = requireRowId(entity, ctx.inv.params.id);
+  const input = validateInput(entity, ctx.inv.body, mode);
+  const token = parseIfMatch(ctx.inv.ifMatch);
+  const db = ctx.services.db;
+  const row = await updateRow(db, ctx, entity, id, input, token === '*' ? null : token);
+  if (row === null) throw await explainMissedWrite(db, entity, id);
+  ctx.services.outbox.kick();
+  return withEtag(ctx, row);
+}
+
+export const updateOp = entitySpec('Update', (ctx) => writeOne(ctx, 'update'));
+export const replaceOp = entitySpec('Replace', (ctx) => writeOne(ctx, 'replace'));
+
+/** `force` as a boolean query flag; hard-deleting a soft-delete entity is an admin action. */
+export function forceFlag(ctx: OperationContext): boolean {
+  const v = ctx.inv.query.get('force');
+  if (v === undefined || v === 'false' || v === '') return false;
+  if (v !== 'true') throw validationFailed('Query.InvalidForce', 'force must be true or false', 'force');
+  if (ctx.entity!.softDelete && ctx.actor.kind !== 'admin') {
+    throw accessDenied('Access.ForceDeleteRequiresAdmin', 'force delete needs the admin credential');
+  }
+  return true;
+}
+
+/** SQL that deletes (hard, or soft for soft-delete entities) the rows chosen by `where` and writes their outbox rows. */
+export function deleteSql(ctx: OperationContext, force: boolean, params: SqlParams, where: string): string {
+  const entity = ctx.entity!;
+  const hard = force || !entity.softDelete;
+  const write = hard
+    ? `DELETE FROM ${entity.table} AS t WHERE ${where} RETURNING t.id`
+    : `UPDATE ${entity.table} AS t SET "deletedAt" = now(), "updatedAt" = now(), "concurrencyToken" = gen_random_uuid() WHERE ${where} AND t."deletedAt" IS NULL RETURNING t.id`;
+  return `WITH w AS (${write}), ${outboxCte(ctx, params, 'deleted', [])} SELECT id FROM w`;
+}
+
+export const deleteOp = entitySpec('Delete', async (ctx) => {
+  const entity = ctx.entity!;
+  const id = requireRowId(entity, ctx.inv.params.id);
+  const force = forceFlag(ctx);
+  const params = new SqlParams();
+  const text = deleteSql(ctx, force, params, `t.id = ${params.add(id)}::uuid`);
+  let deleted: number;
+  try {
+    deleted = (await ctx.services.db.query(text, params.values)).rows.length;
+  } catch (err) {
+    throw mapEntitySqlError(entity, err, 'delete');
+  }
+  if (deleted === 0) throw rowNotFound(entity);
+  ctx.services.outbox.kick();
+  return noContent;
+});
+
+export { outboxCte };

@@ -1,0 +1,51 @@
+import { createHash } from 'node:crypto';
+import { PLATFORM_SCHEMA, type SqlExecutor } from '../../../storage/index.js';
+import { ServiceError, validationFailed } from '../../errors/service-error.js';
+import { canonicalJson } from '../../publication/hash.js';
+import type { OperationContext, Result } from '../types.js';
+
+const KEY = /^[\x21-\x7e]{1,255}$/;
+const T = `${PLATFORM_SCHEMA}.idempotency_keys`;
+
+export function checkIdempotencyKey(key: string): string {
+  if (!KEY.test(key)) throw validationFailed('Idempotency.InvalidKey', 'Idempotency-Key must be 1-255 visible ASCII characters', 'Idempotency-Key');
+  return key;
+}
+
+/**
+ * Runs `create` at most once per (project, branch, operation, key) within the
+ * retention window. Same key and same body → the prior result; same key and
+ * another body → 409. The claim row and the write share one transaction, so a
+ * failed create leaves no claim and a concurrent duplicate waits on the claim.
+ */
+export async function runIdempotent(ctx: OperationContext, key: string, create: (tx: SqlExecutor) => Promise<Result>): Promise<Result> {
+  const scope = ctx.scope!;
+  const requestHash = createHash('sha256').update(canonicalJson(ctx.inv.body)).digest('hex');
+  const id = [scope.project.id, scope.branch, ctx.operationId, key];
+  return ctx.services.db.transaction(async (tx) => {
+    await tx.query(
+      `DELETE FROM ${T} WHERE project_id = $1 AND branch = $2 AND operation_id = $3 AND key = $4 AND created_at < now() - ($5::bigint * interval '1 millisecond')`,
+      [...id, ctx.services.limits.idempotencyRetentionMs],
+    );
+    const claimed = await tx.query(
+      `INSERT INTO ${T} (project_id, branch, operation_id, key, request_hash, status, body) VALUES ($1, $2, $3, $4, $5, 0, 'null'::jsonb) ON CONFLICT DO NOTHING RETURNING key`,
+      [...id, requestHash],
+    );
+    if (claimed.rows.length === 0) {
+      const prior = await tx.query<{ request_hash: string; status: number; body: unknown }>(
+        `SELECT request_hash, status, body FROM ${T} WHERE project_id = $1 AND branch = $2 AND operation_id = $3 AND key = $4`,
+        id,
+      );
+      const row = prior.rows[0];
+      if (row === undefined || row.request_hash !== requestHash) {
+        throw new ServiceError('CONFLICT', 'Idempotency.KeyReused', 'this Idempotency-Key was used with a different request body', { field: 'Idempotency-Key' });
+      }
+      return { status: row.status, body: row.body, headers: { 'Idempotent-Replayed': 'true' } };
+    }
+    const result = await create(tx);
+    await tx.query(`UPDATE ${T} SET status = $5, body = $6::jsonb WHERE project_id = $1 AND branch = $2 AND operation_id = $3 AND key = $4`, [
+      ...id, result.status, JSON.stringify(result.body),
+    ]);
+    return result;
+  });
+}

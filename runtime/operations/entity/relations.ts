@@ -1,0 +1,87 @@
+import { quoteIdent } from '../../../storage/index.js';
+import { notFound, validationFailed } from '../../errors/service-error.js';
+import type { CompiledEntity } from '../../entities/compiled-entity.js';
+import { isUuid } from '../../entities/field-values.js';
+import { parseListParams } from '../../entities/list-params.js';
+import type { Relation } from '../../publication/relations.js';
+import { noContent, single } from '../envelopes.js';
+import type { OperationContext } from '../types.js';
+import { updateRow } from './insert.js';
+import { runList } from './list.js';
+import { requireRowId, rowNotFound } from './row-lookup.js';
+import { entitySpec } from './spec.js';
+
+const relationOf = (ctx: OperationContext): Relation => ctx.entity!.relations.get(ctx.entityOperation!.relation!)!;
+
+async function requireParent(ctx: OperationContext): Promise<{ id: string; row: Record<string, unknown> }> {
+  const entity = ctx.entity!;
+  const id = requireRowId(entity, ctx.inv.params.id);
+  const res = await ctx.services.db.query<Record<string, unknown>>(`SELECT ${entity.selectList} FROM ${entity.table} t WHERE t.id = $1${entity.liveClause}`, [id]);
+  if (res.rows[0] === undefined) throw rowNotFound(entity);
+  return { id, row: res.rows[0] };
+}
+
+/** GET /{entity}/{id}/{relation}: the related row (toOne) or a page of related rows (toMany). */
+export const relationListOp = entitySpec('RelationList', async (ctx) => {
+  const r = relationOf(ctx);
+  const parent = await requireParent(ctx);
+  if (r.kind === 'toOne') {
+    const target = ctx.entity!.peer(r.target);
+    const fk = parent.row[r.field];
+    if (typeof fk !== 'string') return single(ctx, null);
+    const res = await ctx.services.db.query(`SELECT ${target.selectList} FROM ${target.table} t WHERE t.id = $1${target.liveClause}`, [fk]);
+    return single(ctx, res.rows[0] ?? null);
+  }
+  const owner = ctx.entity!.peer(r.owner);
+  const params = parseListParams(owner, ctx.inv.query, ctx.services.limits.maxPageSize);
+  return runList(ctx, owner, params, (sql) => [`t.${quoteIdent(r.field)} = ${sql.add(parent.id)}::uuid`]);
+});
+
+function relatedIdFromBody(ctx: OperationContext): string {
+  const body = ctx.inv.body as Record<string, unknown> | null;
+  const v = typeof body === 'object' && body !== null && !Array.isArray(body) ? body.relatedId : undefined;
+  if (!isUuid(v)) throw validationFailed('Relation.InvalidRelatedId', 'body must be { "relatedId": "<uuid>" }', 'relatedId');
+  return v.toLowerCase();
+}
+
+/** Writes the foreign key on the row that owns it; returns that row. */
+async function setLink(ctx: OperationContext, owner: CompiledEntity, ownerId: string, field: string, value: string | null, match: string | null): Promise<Record<string, unknown> | null> {
+  const f = owner.userFieldByName.get(field)!;
+  return updateRow(ctx.services.db, ctx, owner, ownerId, { fields: [f], values: [value] }, null, match === null ? null : { field, value: match });
+}
+
+/** POST /{entity}/{id}/{relation} { relatedId }: links the rows; 201 with the row whose foreign key changed. */
+export const relationAttachOp = entitySpec('RelationAttach', async (ctx) => {
+  const r = relationOf(ctx);
+  const relatedId = relatedIdFromBody(ctx);
+  const parent = await requireParent(ctx);
+  let row: Record<string, unknown> | null;
+  if (r.kind === 'toOne') {
+    row = await setLink(ctx, ctx.entity!, parent.id, r.field, relatedId, null);
+    if (row === null) throw rowNotFound(ctx.entity!);
+  } else {
+    const owner = ctx.entity!.peer(r.owner);
+    row = await setLink(ctx, owner, relatedId, r.field, parent.id, null);
+    if (row === null) throw rowNotFound(owner);
+  }
+  ctx.services.outbox.kick();
+  return single(ctx, row, 201);
+});
+
+/** DELETE /{entity}/{id}/{relation}/{relatedId}: clears the foreign key (it must be nullable). */
+export const relationDetachOp = entitySpec('RelationDetach', async (ctx) => {
+  const r = relationOf(ctx);
+  const parent = await requireParent(ctx);
+  const owner = r.kind === 'toOne' ? ctx.entity! : ctx.entity!.peer(r.owner);
+  if (!r.nullable) {
+    throw validationFailed(`${owner.entityName}Validation.RelationRequired`, `'${r.field}' is required and cannot be detached; attach another row instead`, r.field);
+  }
+  const relatedId = ctx.inv.params.relatedId;
+  if (relatedId === undefined || !isUuid(relatedId)) throw notFound('Relation.NotLinked', 'the rows are not linked');
+  const row = r.kind === 'toOne'
+    ? await setLink(ctx, owner, parent.id, r.field, null, relatedId.toLowerCase())
+    : await setLink(ctx, owner, relatedId.toLowerCase(), r.field, null, parent.id);
+  if (row === null) throw notFound('Relation.NotLinked', 'the rows are not linked');
+  ctx.services.outbox.kick();
+  return noContent;
+});

@@ -1,0 +1,33 @@
+import type { OperationSpec } from '../types.js';
+import { createGrantSpec, deleteGrantSpec, listGrantsSpec } from './grants.js';
+import { loginSpec, refreshSpec, registerSpec } from './register-login.js';
+import { listSessionsSpec, meSpec, revokeSessionSpec } from './sessions.js';
+
+/**
+ * Identity and capability-grant operations, by id. REST routes:
+ *   POST   /api/identity/register                              Identity.Register
+ *   POST   /api/identity/login                                 Identity.Login
+ *   POST   /api/identity/tokens/refresh, /api/identity/refresh Identity.Refresh
+ *   GET    /api/identity/me                                    Identity.Me
+ *   GET    /api/identity/sessions                              Identity.Sessions.List
+ *   DELETE /api/identity/sessions/{sessionId}                  Identity.Sessions.Revoke
+ *   POST   /api/projects/{projectId}/capability-grants         Projects.CapabilityGrants.Create
+ *   GET    /api/projects/{projectId}/capability-grants         Projects.CapabilityGrants.List
+ *   DELETE /api/projects/{projectId}/capability-grants/{grantId} Projects.CapabilityGrants.Delete
+ */
+export const IDENTITY_SPECS = {
+  'Identity.Register': registerSpec,
+  'Identity.Login': loginSpec,
+  'Identity.Refresh': refreshSpec,
+  'Identity.Me': meSpec,
+  'Identity.Sessions.List': listSessionsSpec,
+  'Identity.Sessions.Revoke': revokeSessionSpec,
+  'Projects.CapabilityGrants.Create': createGrantSpec,
+  'Projects.CapabilityGrants.List': listGrantsSpec,
+  'Projects.CapabilityGrants.Delete': deleteGrantSpec,
+} as const satisfies Record<string, OperationSpec>;
+
+export type IdentityOperationId = keyof typeof IDENTITY_SPECS;
+
+export { createGrantSpec, deleteGrantSpec, listGrantsSpec, loginSpec, refreshSpec, registerSpec, listSessionsSpec, meSpec, revokeSessionSpec };
+export { GRANT_RE, ROLE_RE } from './grants.js';

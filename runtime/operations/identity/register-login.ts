@@ -1,0 +1,151 @@
+import { randomUUID } from 'node:crypto';
+import { ServiceError, unauthorized, validationFailed } from '../../errors/service-error.js';
+import { SESSION_TTL_SECONDS } from '../../identity/constants.js';
+import { projectSigningKey } from '../../identity/keys.js';
+import { dummyPasswordHash, hashPassword, isAcceptablePassword, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, verifyPassword } from '../../identity/passwords.js';
+import { revokedSessions } from '../../identity/revocations.js';
+import { newRefreshToken, parseRefreshToken, refreshTokenHash, refreshTokenIssuedBy, sameHash, signAccessToken } from '../../identity/tokens.js';
+import { single } from '../envelopes.js';
+import { noGrants, type OperationContext, type OperationSpec, type Result } from '../types.js';
+import { normalizeEmail, objectBody } from './body.js';
+
+const projectOf = (ctx: OperationContext) => ctx.scope!.project;
+
+function registrationClosed(settings: Record<string, unknown>): boolean {
+  const identity = settings.identity;
+  return typeof identity === 'object' && identity !== null && (identity as Record<string, unknown>).registration === 'closed';
+}
+
+/**
+ * `POST /api/identity/register` `{ email, password }` → 201 `{ subjectId, email }`.
+ * Open unless the project's `settings.identity.registration` is `'closed'`.
+ */
+export const registerSpec: OperationSpec = {
+  id: 'Identity.Register',
+  authn: 'public',
+  scope: 'project',
+  grants: noGrants,
+  async execute(ctx) {
+    const project = projectOf(ctx);
+    // Closed means self-service sign-up is closed; the platform admin can still provision accounts.
+    if (registrationClosed(project.settings) && ctx.actor.kind !== 'admin') {
+      throw new ServiceError('ACCESS_DENIED', 'Identity.RegistrationClosed', 'registration is closed for this project');
+    }
+    const body = objectBody(ctx.inv.body, ['email', 'password'], 'Identity');
+    const email = normalizeEmail(body.email);
+    if (email === null) throw validationFailed('Identity.InvalidEmail', 'email must be a valid email address', 'email');
+    if (!isAcceptablePassword(body.password)) {
+      throw validationFailed('Identity.WeakPassword', `password must be a string of ${PASSWORD_MIN_LENGTH} to ${PASSWORD_MAX_LENGTH} characters`, 'password');
+    }
+    const passwordHash = await hashPassword(body.password);
+    const res = await ctx.services.db.query<{ id: string }>(
+      `INSERT INTO plinth.identity_subjects (id, project_id, email, password_hash) VALUES ($1, $2, $3, $4)
+       ON CONFLICT (project_id, email) DO NOTHING RETURNING id::text AS id`,
+      [randomUUID(), project.id, email, passwordHash],
+    );
+    const row = res.rows[0];
+    if (row === undefined) throw new ServiceError('CONFLICT', 'Identity.EmailTaken', 'an account with this email already exists', { field: 'email' });
+    return single(ctx, { subjectId: row.id, email }, 201);
+  },
+};
+
+interface TokenPair { accessToken: string; refreshToken: string; expiresAt: string; sessionId: string }
+
+async function tokenAnswer(ctx: OperationContext, key: Uint8Array, subjectId: string, sessionId: string, refreshToken: string): Promise<Result> {
+  const access = await signAccessToken(key, { projectId: projectOf(ctx).id, subjectId, sessionId });
+  const data: TokenPair = { accessToken: access.token, refreshToken, expiresAt: access.expiresAt, sessionId };
+  return single(ctx, data, 200, { 'Cache-Control': 'no-store' });
+}
+
+const invalidCredentials = (): ServiceError => unauthorized('Identity.InvalidCredentials', 'email or password is incorrect');
+
+/** `POST /api/identity/login` `{ email, password }` → 200 `{ accessToken, refreshToken, expiresAt, sessionId }`. */
+export const loginSpec: OperationSpec = {
+  id: 'Identity.Login',
+  authn: 'public',
+  scope: 'project',
+  grants: noGrants,
+  async execute(ctx) {
+    const project = projectOf(ctx);
+    const body = objectBody(ctx.inv.body, ['email', 'password'], 'Identity');
+    if (typeof body.email !== 'string') throw validationFailed('Identity.InvalidEmail', 'email must be a string', 'email');
+    if (typeof body.password !== 'string') throw validationFailed('Identity.InvalidPassword', 'password must be a string', 'password');
+    const email = normalizeEmail(body.email);
+    const db = ctx.services.db;
+    const found = email === null ? undefined : (await db.query<{ id: string; password_hash: string; state: string }>(
+      'SELECT id::text AS id, password_hash, state FROM plinth.identity_subjects WHERE project_id = $1 AND email = $2',
+      [project.id, email],
+    )).rows[0];
+    // Unknown email, or a password no account can have: verify against a dummy hash
+    // so the answer takes as long as a wrong password and reads the same.
+    const usable = body.password.length >= 1 && body.password.length <= PASSWORD_MAX_LENGTH;
+    const ok = await verifyPassword(usable ? body.password : '', found?.password_hash ?? (await dummyPasswordHash()));
+    if (found === undefined || !usable || !ok || found.state !== 'active') throw invalidCredentials();
+
+    const key = await projectSigningKey(db, project.id);
+    const sessionId = randomUUID();
+    const refreshToken = newRefreshToken(key, sessionId);
+    await db.query(
+      `INSERT INTO plinth.identity_sessions (id, project_id, subject_id, refresh_hash, expires_at)
+       VALUES ($1, $2, $3, $4, now() + $5::int * interval '1 second')`,
+      [sessionId, project.id, found.id, refreshTokenHash(refreshToken), SESSION_TTL_SECONDS],
+    );
+    return tokenAnswer(ctx, key, found.id, sessionId, refreshToken);
+  },
+};
+
+const invalidRefresh = (): ServiceError => unauthorized('Identity.InvalidRefreshToken', 'the refresh token is invalid, expired or revoked');
+
+interface SessionRow { subject_id: string; refresh_hash: string; live: boolean }
+
+/**
+ * `POST /api/identity/tokens/refresh` (and `/refresh`) `{ refreshToken }` →
+ * a new access token and a new refresh token; the presented one stops
+ * working. Presenting a rotated (already used) refresh token of the session
+ * is treated as theft: the session is revoked, so the thief's and the
+ * owner's chains both end (the owner logs in again).
+ */
+export const refreshSpec: OperationSpec = {
+  id: 'Identity.Refresh',
+  authn: 'public',
+  scope: 'project',
+  grants: noGrants,
+  async execute(ctx) {
+    const project = projectOf(ctx);
+    const body = objectBody(ctx.inv.body, ['refreshToken'], 'Identity');
+    if (typeof body.refreshToken !== 'string') throw validationFailed('Identity.InvalidBody', 'refreshToken must be a string', 'refreshToken');
+    const presented = body.refreshToken;
+    const parsed = parseRefreshToken(presented);
+    if (parsed === null) throw invalidRefresh();
+    const db = ctx.services.db;
+    const key = await projectSigningKey(db, project.id);
+    // A token this project never issued for this session: refuse, touch nothing.
+    if (!refreshTokenIssuedBy(key, parsed)) throw invalidRefresh();
+    const session = (await db.query<SessionRow>(
+      `SELECT s.subject_id::text AS subject_id, s.refresh_hash,
+              (s.revoked_at IS NULL AND s.expires_at > now() AND u.state = 'active') AS live
+         FROM plinth.identity_sessions s JOIN plinth.identity_subjects u ON u.id = s.subject_id
+        WHERE s.id = $1 AND s.project_id = $2`,
+      [parsed.sessionId, project.id],
+    )).rows[0];
+    if (session === undefined || !session.live) throw invalidRefresh();
+
+    const oldHash = refreshTokenHash(presented);
+    if (sameHash(oldHash, session.refresh_hash)) {
+      const next = newRefreshToken(key, parsed.sessionId);
+      // Compare-and-set on the old hash: of two concurrent refreshes with one token, one wins.
+      const rotated = await db.query(
+        `UPDATE plinth.identity_sessions SET refresh_hash = $3, last_refreshed_at = now()
+          WHERE id = $1 AND project_id = $2 AND refresh_hash = $4 AND revoked_at IS NULL AND expires_at > now()
+          RETURNING id`,
+        [parsed.sessionId, project.id, refreshTokenHash(next), oldHash],
+      );
+      if (rotated.rows.length === 1) return tokenAnswer(ctx, key, session.subject_id, parsed.sessionId, next);
+    }
+    // Issued by us for this session but no longer current: a rotated token came back.
+    await db.query('UPDATE plinth.identity_sessions SET revoked_at = now() WHERE id = $1 AND project_id = $2 AND revoked_at IS NULL', [parsed.sessionId, project.id]);
+    revokedSessions.add(parsed.sessionId);
+    ctx.services.log.warn('refresh token reuse: session revoked', { correlationId: ctx.inv.correlationId, projectId: project.id, sessionId: parsed.sessionId });
+    throw invalidRefresh();
+  },
+};

@@ -1,0 +1,92 @@
+import type { CompiledEntity } from '../entities/compiled-entity.js';
+import type { CompiledPublication } from '../publication/compiled-publication.js';
+import type { EntityOperation } from '../publication/operations.js';
+import type { Services } from '../services.js';
+
+/** Who is calling, materialized by stage 1. */
+export interface Actor {
+  kind: 'admin' | 'user' | 'anonymous';
+  /** Stable label for audit rows: `platform-admin`, `user:<subjectId>`, `anonymous`. */
+  label: string;
+  subjectId: string | null;
+  /** The project a user token belongs to; null for admin and anonymous. */
+  projectId: string | null;
+  sessionId: string | null;
+  roles: readonly string[];
+}
+
+export const ANONYMOUS: Actor = { kind: 'anonymous', label: 'anonymous', subjectId: null, projectId: null, sessionId: null, roles: [] };
+export const PLATFORM_ADMIN: Actor = { kind: 'admin', label: 'platform-admin', subjectId: null, projectId: null, sessionId: null, roles: ['platform-admin'] };
+
+export interface TenantRow { id: string; slug: string; name: string; state: string; createdAt: string; updatedAt: string }
+export interface ProjectRow { id: string; tenantId: string; slug: string; name: string; parentProjectId: string | null; state: string; settings: Record<string, unknown>; createdAt: string; updatedAt: string }
+
+/** Stage 2's output: where the call runs and which publication it is pinned to. */
+export interface Scope {
+  tenant: TenantRow;
+  project: ProjectRow;
+  branch: string;
+  publication: CompiledPublication;
+}
+
+/** Protocol-neutral request: what every adapter turns its traffic into. */
+export interface Invocation {
+  correlationId: string;
+  protocol: 'rest';
+  operation: OperationSpec;
+  /** Entity collection segment (`orders`) for entity operations. */
+  collection: string | null;
+  /** Relation or route-tail segment for relation operations. */
+  relation: string | null;
+  params: Readonly<Record<string, string>>;
+  query: ReadonlyMap<string, string>;
+  body: unknown;
+  bearer: string | null;
+  tenantHeader: string | null;
+  projectHeader: string | null;
+  branchHeader: string | null;
+  idempotencyKey: string | null;
+  ifMatch: string | null;
+  /** `/api` or `/v1`: echoed in links (explainUrl). */
+  basePath: string;
+}
+
+/** Canonical result: adapters project it; REST writes status, headers and body as JSON. */
+export interface Result {
+  status: number;
+  body: unknown;
+  headers?: Record<string, string>;
+}
+
+export interface OperationContext {
+  readonly inv: Invocation;
+  readonly services: Services;
+  actor: Actor;
+  scope: Scope | null;
+  /** Concrete operation id (`Entity.Order.Read`); starts as the spec id. */
+  operationId: string;
+  /** Set by stage 2 for entity operations. */
+  entity: CompiledEntity | null;
+  entityOperation: EntityOperation | null;
+  /** Row policy from stage 5 (a filter to AND into every read/write); none yet. */
+  rowPolicy: null;
+}
+
+export type Authn = 'public' | 'user' | 'admin';
+
+/**
+ * One operation, declared once. Every protocol adapter projects from these;
+ * the pipeline reads `authn`, `scope` and `grants`, then calls `execute`.
+ */
+export interface OperationSpec {
+  id: string;
+  /** public: no bearer needed; user: admin or a project user token; admin: platform admin only. */
+  authn: Authn;
+  /** project: tenant/project headers required, publication resolved. */
+  scope: 'none' | 'project';
+  /** Grants required beyond authentication (stage 4). Admin holds every grant. */
+  grants(ctx: OperationContext): readonly string[];
+  execute(ctx: OperationContext): Promise<Result>;
+}
+
+export const noGrants = (): readonly string[] => [];

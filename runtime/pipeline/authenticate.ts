@@ -1,0 +1,32 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { accessDenied, unauthorized } from '../errors/service-error.js';
+import { ANONYMOUS, PLATFORM_ADMIN, type Actor, type OperationContext } from '../operations/types.js';
+
+/** Constant-time comparison of a presented token with the admin token (digests equalize length). */
+export function isAdminToken(token: string, adminDigest: Buffer): boolean {
+  const presented = createHash('sha256').update(token).digest();
+  return timingSafeEqual(presented, adminDigest);
+}
+
+/** Stage 1: authenticate the caller and materialize the actor. */
+export async function authenticate(ctx: OperationContext): Promise<Actor> {
+  const { inv, services } = ctx;
+  const spec = inv.operation;
+  const bearer = inv.bearer;
+  if (bearer === null || bearer === '') {
+    if (spec.authn === 'public') return ANONYMOUS;
+    throw unauthorized('Auth.MissingBearer', 'a bearer token is required');
+  }
+  let actor: Actor | null;
+  if (isAdminToken(bearer, services.adminTokenDigest)) actor = PLATFORM_ADMIN;
+  else actor = await services.tokens.verify(bearer);
+  if (actor === null) {
+    // A public route ignores a stale credential rather than failing the caller.
+    if (spec.authn === 'public') return ANONYMOUS;
+    throw unauthorized('Auth.InvalidToken', 'the bearer token is invalid or expired');
+  }
+  if (spec.authn === 'admin' && actor.kind !== 'admin') {
+    throw accessDenied('Access.AdminRequired', 'this operation needs the platform admin credential');
+  }
+  return actor;
+}

@@ -1,0 +1,46 @@
+import { notFound, unauthorized, validationFailed, ServiceError } from '../errors/service-error.js';
+import type { OperationContext, Scope } from '../operations/types.js';
+
+const BRANCH_NAME = /^[a-z][a-z0-9_]{0,27}$/;
+
+/** The route-unknown answer, shared by the router and by entity resolution. */
+export const routeUnknown = (): ServiceError => notFound('Route.Unknown', 'no route matches this path');
+
+/**
+ * Stage 2: resolve tenant, project and branch from the scope headers (slug
+ * or id), pin the request to the branch's live publication, and resolve an
+ * entity route to its concrete operation.
+ */
+export async function resolveScope(ctx: OperationContext): Promise<Scope | null> {
+  const { inv, services } = ctx;
+  if (inv.operation.scope === 'none') return null;
+  if (inv.tenantHeader === null || inv.tenantHeader === '') throw validationFailed('Scope.TenantHeaderMissing', 'X-Service-Tenant header is required', 'X-Service-Tenant');
+  if (inv.projectHeader === null || inv.projectHeader === '') throw validationFailed('Scope.ProjectHeaderMissing', 'X-Service-Project header is required', 'X-Service-Project');
+  const tenant = await services.scopes.tenant(inv.tenantHeader);
+  if (tenant === null) throw notFound('Scope.TenantNotFound', 'tenant not found');
+  const project = await services.scopes.project(tenant.id, inv.projectHeader);
+  if (project === null) throw notFound('Scope.ProjectNotFound', 'project not found');
+  // A user token belongs to exactly one project; it is no credential anywhere else.
+  if (ctx.actor.kind === 'user' && ctx.actor.projectId !== project.id) {
+    throw unauthorized('Auth.TokenProjectMismatch', 'the token was issued for another project');
+  }
+  if (project.state !== 'active' && ctx.actor.kind !== 'admin') {
+    throw new ServiceError('ACCESS_DENIED', 'Project.NotActive', `project is ${project.state}`);
+  }
+  const branch = inv.branchHeader ?? 'main';
+  if (!BRANCH_NAME.test(branch)) throw validationFailed('Scope.InvalidBranch', 'invalid branch name', 'X-Service-Branch');
+  if (branch !== 'main' && !(await services.scopes.branchExists(project.id, branch))) throw notFound('Scope.BranchNotFound', 'branch not found');
+  const publication = await services.publications.current(tenant.id, project.id, branch);
+  if (inv.collection !== null) {
+    const entity = publication.byCollection.get(inv.collection);
+    if (entity === undefined) throw routeUnknown();
+    const kind = inv.operation.id.split('.')[2]!;
+    const opId = `Entity.${entity.entityName}.${kind}${inv.relation === null ? '' : `.${inv.relation}`}`;
+    const op = publication.operations.get(opId);
+    if (op === undefined) throw routeUnknown();
+    ctx.entity = entity;
+    ctx.entityOperation = op;
+    ctx.operationId = opId;
+  }
+  return { tenant, project, branch, publication };
+}

@@ -1,0 +1,65 @@
+import type { SqlClient } from '../storage/index.js';
+import type { Logger } from './log.js';
+import type { Actor, ProjectRow, TenantRow } from './operations/types.js';
+import type { CompiledPublication } from './publication/compiled-publication.js';
+import type { AuditRow } from './pipeline/evidence.js';
+import type { ControlPlaneGateway } from './control/gateway.js';
+
+/** Verifies a project user's access token (stage 1). Null when the token is not valid. */
+export interface TokenVerifier {
+  verify(token: string): Promise<Actor | null>;
+}
+
+/** Resolves tenant/project by slug or id; cached, invalidated by the owning actors. */
+export interface ScopeDirectory {
+  tenant(slugOrId: string): Promise<TenantRow | null>;
+  project(tenantId: string, slugOrId: string): Promise<ProjectRow | null>;
+  branchExists(projectId: string, branch: string): Promise<boolean>;
+  invalidate(): void;
+}
+
+/** The live publication of a project branch on this node. */
+export interface PublicationSource {
+  current(tenantId: string, projectId: string, branch: string): Promise<CompiledPublication>;
+  /** Installs a publication that was just made live (by the project actor on this node). */
+  install(pub: CompiledPublication): void;
+  invalidate(projectId: string): void;
+}
+
+/** Grants a project user holds (directly and through roles). */
+export interface GrantSource {
+  held(projectId: string, subjectId: string, roles: readonly string[]): Promise<ReadonlySet<string>>;
+  invalidate(projectId: string): void;
+}
+
+export interface AuditSink {
+  record(row: AuditRow): void;
+  flush(): Promise<void>;
+}
+
+export interface OutboxKicker {
+  /** A write committed outbox rows: move them to the event log soon. */
+  kick(): void;
+}
+
+export interface Limits {
+  maxPageSize: number;
+  maxBatchRows: number;
+  idempotencyRetentionMs: number;
+}
+
+export interface Services {
+  readonly db: SqlClient;
+  readonly log: Logger;
+  readonly nodeId: string;
+  /** sha256 of the platform admin token, compared in constant time. */
+  readonly adminTokenDigest: Buffer;
+  readonly tokens: TokenVerifier;
+  readonly scopes: ScopeDirectory;
+  readonly publications: PublicationSource;
+  readonly grants: GrantSource;
+  readonly audit: AuditSink;
+  readonly outbox: OutboxKicker;
+  readonly control: ControlPlaneGateway;
+  readonly limits: Limits;
+}

@@ -1,0 +1,6 @@
+export type { SqlClient, SqlExecutor, QueryResult } from './sql-client.js';
+export { PgClient } from './pg-client.js';
+export { PgliteClient } from './pglite-client.js';
+export { SQLSTATE, sqlstateOf, isDatabaseError, isConnectionError, type DatabaseErrorLike } from './sql-errors.js';
+export { migratePlatform, PLATFORM_SCHEMA } from './migrations.js';
+export { quoteIdent, quoteLiteral } from './quote.js';

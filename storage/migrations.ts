@@ -1,0 +1,203 @@
+import type { SqlClient } from './sql-client.js';
+import { SQLSTATE, sqlstateOf } from './sql-errors.js';
+
+export const PLATFORM_SCHEMA = 'plinth';
+
+interface Migration {
+  version: number;
+  name: string;
+  /** One statement per entry: CockroachDB and pg's extended protocol take one at a time. */
+  statements: string[];
+}
+
+const S = PLATFORM_SCHEMA;
+
+/**
+ * Platform tables, append-only list. Never edit a shipped migration; add one.
+ * Control-plane rows (tenants, projects, branches, publications) are written
+ * only by their owning actor; see actors/.
+ */
+const MIGRATIONS: Migration[] = [
+  {
+    version: 1,
+    name: 'control plane',
+    statements: [
+      `CREATE TABLE ${S}.tenants (
+        id uuid PRIMARY KEY,
+        slug text NOT NULL UNIQUE,
+        name text NOT NULL,
+        state text NOT NULL DEFAULT 'active',
+        created_at timestamptz NOT NULL DEFAULT now(),
+        updated_at timestamptz NOT NULL DEFAULT now())`,
+      `CREATE TABLE ${S}.projects (
+        id uuid PRIMARY KEY,
+        tenant_id uuid NOT NULL REFERENCES ${S}.tenants(id) ON DELETE RESTRICT,
+        slug text NOT NULL,
+        name text NOT NULL,
+        parent_project_id uuid NULL REFERENCES ${S}.projects(id) ON DELETE RESTRICT,
+        state text NOT NULL DEFAULT 'active',
+        settings jsonb NOT NULL DEFAULT '{}'::jsonb,
+        created_at timestamptz NOT NULL DEFAULT now(),
+        updated_at timestamptz NOT NULL DEFAULT now(),
+        UNIQUE (tenant_id, slug))`,
+      `CREATE INDEX projects_parent_idx ON ${S}.projects (parent_project_id)`,
+      `CREATE TABLE ${S}.branches (
+        project_id uuid NOT NULL REFERENCES ${S}.projects(id) ON DELETE CASCADE,
+        name text NOT NULL,
+        schema_name text NOT NULL UNIQUE,
+        head_version bigint NOT NULL DEFAULT 0,
+        created_at timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (project_id, name))`,
+      `CREATE TABLE ${S}.publications (
+        project_id uuid NOT NULL,
+        branch text NOT NULL,
+        version bigint NOT NULL,
+        model jsonb NOT NULL,
+        descriptor_hash text NOT NULL,
+        correlation_id text NOT NULL,
+        created_at timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (project_id, branch, version),
+        FOREIGN KEY (project_id, branch) REFERENCES ${S}.branches(project_id, name) ON DELETE CASCADE)`,
+      `CREATE TABLE ${S}.schema_journal (
+        id uuid PRIMARY KEY,
+        project_id uuid NOT NULL,
+        branch text NOT NULL,
+        action text NOT NULL,
+        entity_name text NOT NULL,
+        definition jsonb NULL,
+        statements jsonb NOT NULL,
+        from_version bigint NOT NULL,
+        to_version bigint NOT NULL,
+        state text NOT NULL,
+        actor text NOT NULL,
+        correlation_id text NOT NULL,
+        created_at timestamptz NOT NULL DEFAULT now())`,
+      `CREATE INDEX schema_journal_project_idx ON ${S}.schema_journal (project_id, branch, created_at)`,
+    ],
+  },
+  {
+    version: 2,
+    name: 'identity and grants',
+    statements: [
+      `CREATE TABLE ${S}.project_keys (
+        project_id uuid PRIMARY KEY REFERENCES ${S}.projects(id) ON DELETE CASCADE,
+        signing_key text NOT NULL,
+        created_at timestamptz NOT NULL DEFAULT now())`,
+      `CREATE TABLE ${S}.identity_subjects (
+        id uuid PRIMARY KEY,
+        project_id uuid NOT NULL REFERENCES ${S}.projects(id) ON DELETE CASCADE,
+        email text NOT NULL,
+        password_hash text NOT NULL,
+        state text NOT NULL DEFAULT 'active',
+        created_at timestamptz NOT NULL DEFAULT now(),
+        UNIQUE (project_id, email))`,
+      `CREATE TABLE ${S}.identity_sessions (
+        id uuid PRIMARY KEY,
+        project_id uuid NOT NULL REFERENCES ${S}.projects(id) ON DELETE CASCADE,
+        subject_id uuid NOT NULL REFERENCES ${S}.identity_subjects(id) ON DELETE CASCADE,
+        refresh_hash text NOT NULL,
+        created_at timestamptz NOT NULL DEFAULT now(),
+        last_refreshed_at timestamptz NOT NULL DEFAULT now(),
+        expires_at timestamptz NOT NULL,
+        revoked_at timestamptz NULL)`,
+      `CREATE INDEX identity_sessions_subject_idx ON ${S}.identity_sessions (project_id, subject_id)`,
+      `CREATE TABLE ${S}.capability_grants (
+        id uuid PRIMARY KEY,
+        project_id uuid NOT NULL REFERENCES ${S}.projects(id) ON DELETE CASCADE,
+        subject_id uuid NULL,
+        role text NULL,
+        grant_text text NOT NULL,
+        created_at timestamptz NOT NULL DEFAULT now(),
+        CHECK ((subject_id IS NULL) <> (role IS NULL)))`,
+      `CREATE INDEX capability_grants_project_idx ON ${S}.capability_grants (project_id)`,
+    ],
+  },
+  {
+    version: 3,
+    name: 'data plane support: idempotency, outbox, events, audit',
+    statements: [
+      `CREATE TABLE ${S}.idempotency_keys (
+        project_id uuid NOT NULL,
+        branch text NOT NULL,
+        operation_id text NOT NULL,
+        key text NOT NULL,
+        request_hash text NOT NULL,
+        status int NOT NULL,
+        body jsonb NOT NULL,
+        created_at timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (project_id, branch, operation_id, key))`,
+      `CREATE INDEX idempotency_keys_created_idx ON ${S}.idempotency_keys (created_at)`,
+      `CREATE TABLE ${S}.outbox (
+        seq bigserial PRIMARY KEY,
+        event_id uuid NOT NULL UNIQUE,
+        type text NOT NULL,
+        tenant_id uuid NOT NULL,
+        project_id uuid NOT NULL,
+        branch text NOT NULL,
+        entity text NULL,
+        entity_id text NULL,
+        changed_fields jsonb NOT NULL,
+        correlation_id text NOT NULL,
+        publication_version bigint NOT NULL,
+        occurred_at timestamptz NOT NULL DEFAULT now())`,
+      `CREATE TABLE ${S}.events (
+        seq bigserial PRIMARY KEY,
+        id uuid NOT NULL UNIQUE,
+        type text NOT NULL,
+        tenant_id uuid NOT NULL,
+        project_id uuid NOT NULL,
+        entity text NULL,
+        correlation_id text NOT NULL,
+        publication_version bigint NOT NULL,
+        occurred_at timestamptz NOT NULL,
+        data jsonb NOT NULL)`,
+      `CREATE INDEX events_project_idx ON ${S}.events (project_id, seq)`,
+      `CREATE INDEX events_correlation_idx ON ${S}.events (correlation_id)`,
+      `CREATE TABLE ${S}.audit (
+        seq bigserial PRIMARY KEY,
+        at timestamptz NOT NULL DEFAULT now(),
+        correlation_id text NOT NULL,
+        tenant_id uuid NULL,
+        project_id uuid NULL,
+        actor text NOT NULL,
+        operation_id text NOT NULL,
+        decision text NOT NULL,
+        reason_code text NOT NULL,
+        status int NOT NULL,
+        details jsonb NOT NULL DEFAULT '{}'::jsonb)`,
+      `CREATE INDEX audit_project_idx ON ${S}.audit (project_id, seq)`,
+      `CREATE INDEX audit_correlation_idx ON ${S}.audit (correlation_id)`,
+    ],
+  },
+];
+
+export const LATEST_PLATFORM_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;
+
+/**
+ * Applies pending platform migrations. Safe when several nodes start at once:
+ * each migration claims its version row first, inside its own transaction, so
+ * a second node blocks on that row and then skips it.
+ */
+export async function migratePlatform(db: SqlClient): Promise<number[]> {
+  await db.exec(`CREATE SCHEMA IF NOT EXISTS ${S}`);
+  await db.exec(
+    `CREATE TABLE IF NOT EXISTS ${S}.schema_migrations (version int PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`,
+  );
+  const done = new Set(
+    (await db.query<{ version: number }>(`SELECT version FROM ${S}.schema_migrations`)).rows.map((r) => Number(r.version)),
+  );
+  const applied: number[] = [];
+  for (const m of MIGRATIONS) {
+    if (done.has(m.version)) continue;
+    try {
+      await db.transaction(async (tx) => {
+        await tx.query(`INSERT INTO ${S}.schema_migrations (version, name) VALUES ($1, $2)`, [m.version, m.name]);
+        for (const stmt of m.statements) await tx.query(stmt);
+      });
+      applied.push(m.version);
+    } catch (err) {
+      if (sqlstateOf(err) !== SQLSTATE.UNIQUE_VIOLATION) throw err; // another node applied it
+    }
+  }
+  return applied;
+}

@@ -1,0 +1,77 @@
+import pg from 'pg';
+import type { QueryResult, SqlClient, SqlExecutor } from './sql-client.js';
+import { TEXT_PARSERS } from './type-parsers.js';
+import { retrySerializable } from './retry.js';
+
+export interface PgClientOptions {
+  connectionString: string;
+  /** Pool size; one node wants a few connections per core. */
+  max: number;
+}
+
+const typeParsers = {
+  getTypeParser(oid: number, format?: string): (text: string) => unknown {
+    const p = TEXT_PARSERS[oid];
+    if (p !== undefined) return p;
+    return pg.types.getTypeParser(oid, (format ?? 'text') as 'text');
+  },
+};
+
+/** PostgreSQL or CockroachDB through a pg Pool. */
+export class PgClient implements SqlClient {
+  readonly backend = 'postgres' as const;
+  private readonly pool: pg.Pool;
+
+  constructor(opts: PgClientOptions) {
+    this.pool = new pg.Pool({
+      connectionString: opts.connectionString,
+      max: opts.max,
+      options: '-c TimeZone=UTC',
+      types: typeParsers as unknown as pg.CustomTypesConfig,
+    });
+    // An idle client losing its connection (backend terminated) must not crash the process;
+    // the pool discards it and the next checkout gets a fresh one.
+    this.pool.on('error', () => {});
+  }
+
+  async query<R>(sql: string, params?: readonly unknown[]): Promise<QueryResult<R>> {
+    const res = await this.pool.query(sql, params as unknown[] | undefined);
+    return { rows: res.rows as R[], rowCount: res.rowCount ?? 0 };
+  }
+
+  async exec(sql: string): Promise<void> {
+    await this.pool.query(sql);
+  }
+
+  transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
+    return retrySerializable(async () => {
+      const client = await this.pool.connect();
+      let broken = false;
+      try {
+        await client.query('BEGIN');
+        const tx: SqlExecutor = {
+          query: async <R>(sql: string, params?: readonly unknown[]) => {
+            const res = await client.query(sql, params as unknown[] | undefined);
+            return { rows: res.rows as R[], rowCount: res.rowCount ?? 0 };
+          },
+        };
+        const out = await fn(tx);
+        await client.query('COMMIT');
+        return out;
+      } catch (err) {
+        try {
+          await client.query('ROLLBACK');
+        } catch {
+          broken = true; // connection is gone; drop it from the pool
+        }
+        throw err;
+      } finally {
+        client.release(broken);
+      }
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.pool.end();
+  }
+}

@@ -1,0 +1,52 @@
+import { mkdirSync } from 'node:fs';
+import { PGlite } from '@electric-sql/pglite';
+import type { QueryResult, SqlClient, SqlExecutor } from './sql-client.js';
+import { TEXT_PARSERS } from './type-parsers.js';
+import { retrySerializable } from './retry.js';
+
+/**
+ * Embedded PostgreSQL (PGlite, in-process WASM). One connection: PGlite
+ * serializes queries and transactions internally, which is exactly the
+ * isolation we need for a single-node default.
+ */
+export class PgliteClient implements SqlClient {
+  readonly backend = 'pglite' as const;
+
+  private constructor(private readonly db: PGlite) {}
+
+  /** dataDir undefined → in-memory (tests). */
+  static async open(dataDir: string | undefined): Promise<PgliteClient> {
+    if (dataDir !== undefined) mkdirSync(dataDir, { recursive: true });
+    const db = new PGlite({ ...(dataDir === undefined ? {} : { dataDir }), parsers: TEXT_PARSERS });
+    await db.waitReady;
+    await db.exec("SET TIME ZONE 'UTC'");
+    return new PgliteClient(db);
+  }
+
+  async query<R>(sql: string, params?: readonly unknown[]): Promise<QueryResult<R>> {
+    const res = await this.db.query<R>(sql, params as unknown[] | undefined);
+    return { rows: res.rows, rowCount: res.affectedRows ?? res.rows.length };
+  }
+
+  async exec(sql: string): Promise<void> {
+    await this.db.exec(sql);
+  }
+
+  transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
+    return retrySerializable(() =>
+      this.db.transaction(async (t) => {
+        const tx: SqlExecutor = {
+          query: async <R>(sql: string, params?: readonly unknown[]) => {
+            const res = await t.query<R>(sql, params as unknown[] | undefined);
+            return { rows: res.rows, rowCount: res.affectedRows ?? res.rows.length };
+          },
+        };
+        return fn(tx);
+      }),
+    );
+  }
+
+  async close(): Promise<void> {
+    await this.db.close();
+  }
+}

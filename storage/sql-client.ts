@@ -1,0 +1,29 @@
+/**
+ * One SQL client interface for every backend. The SQL we send is the subset
+ * PostgreSQL 15+, CockroachDB 23+ and PGlite (PostgreSQL 18) all run: no
+ * advisory locks, no LISTEN/NOTIFY in correctness paths.
+ *
+ * Rows come back with one set of value conventions on every backend (see
+ * type-parsers.ts): timestamptz as ISO-8601 UTC strings, numeric as strings,
+ * int8 as strings, jsonb parsed.
+ */
+export interface QueryResult<R> {
+  rows: R[];
+  rowCount: number;
+}
+
+export interface SqlExecutor {
+  query<R = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<QueryResult<R>>;
+}
+
+export interface SqlClient extends SqlExecutor {
+  readonly backend: 'pglite' | 'postgres';
+  /** Runs a script of several statements (DDL, migrations). No parameters. */
+  exec(sql: string): Promise<void>;
+  /**
+   * Runs fn in one transaction. Retries the whole function on serialization
+   * failure (SQLSTATE 40001), so fn must be safe to run again.
+   */
+  transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,32 @@
+/**
+ * Value conventions shared by both backends, so a row read through PGlite is
+ * byte-for-byte the row read through pg. Sessions run with TimeZone=UTC, so
+ * timestamptz text is always "YYYY-MM-DD HH:MM:SS[.ffffff]+00".
+ */
+export const OID = {
+  INT8: 20,
+  TIMESTAMPTZ: 1184,
+  TIMESTAMP: 1114,
+  NUMERIC: 1700,
+  DATE: 1082,
+} as const;
+
+/** "2026-11-22 05:56:51.123456+00" → "2026-11-22T05:56:51.123456Z" (keeps microseconds). */
+export function timestamptzToIso(text: string): string {
+  // Years past 9999 or BC dates are not produced by our validators; keep the text as is then.
+  if (text.length < 22 || text.charCodeAt(10) !== 32) return text;
+  const tz = text.endsWith('+00') ? 3 : 0;
+  if (tz === 0) return text;
+  return text.slice(0, 10) + 'T' + text.slice(11, text.length - 3) + 'Z';
+}
+
+const identity = (text: string): string => text;
+
+/** Parsers by type OID; anything absent uses the driver's default. */
+export const TEXT_PARSERS: Record<number, (text: string) => unknown> = {
+  [OID.INT8]: identity,
+  [OID.NUMERIC]: identity,
+  [OID.TIMESTAMPTZ]: timestamptzToIso,
+  [OID.TIMESTAMP]: identity,
+  [OID.DATE]: identity,
+};
