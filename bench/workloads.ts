@@ -97,15 +97,33 @@ async function probe(workload: WorkloadName, target: Target): Promise<string | u
     });
     const text = await res.text();
     if (res.status !== EXPECTED_STATUS[workload]) return `probe ${req.method} ${req.path} -> ${res.status}: ${text.slice(0, 300)}`;
-    if (workload === 'list') {
-      const data = (JSON.parse(text) as { data?: unknown }).data;
+    return checkBody(workload, req.path ?? '', JSON.parse(text) as { data?: unknown });
+  } catch (err) {
+    return `probe ${req.method} ${req.path} failed: ${(err as Error).message}`;
+  }
+}
+
+/** The answer must be the right one, so a server taking a shortcut (ignoring the filter) cannot look fast. */
+function checkBody(workload: WorkloadName, path: string, body: { data?: unknown }): string | undefined {
+  const data = body.data as Record<string, unknown> | Array<Record<string, unknown>> | undefined;
+  switch (workload) {
+    case 'read': {
+      const id = path.slice(path.lastIndexOf('/') + 1);
+      return !Array.isArray(data) && data?.id === id ? undefined : `probe read: expected data.id ${id}`;
+    }
+    case 'create':
+      return !Array.isArray(data) && typeof data?.id === 'string' ? undefined : 'probe create: no data.id';
+    case 'list': {
       if (!Array.isArray(data) || data.length !== 20) {
         return `probe list: expected data with 20 rows, got ${Array.isArray(data) ? data.length : typeof data}`;
       }
+      const category = JSON.parse(new URLSearchParams(path.slice(path.indexOf('?') + 1)).get('filter') ?? '{}').category?.eq;
+      if (data.some((r) => r.category !== category)) return `probe list: rows outside category ${category}`;
+      for (let i = 1; i < data.length; i++) {
+        if ((data[i]!.qty as number) > (data[i - 1]!.qty as number)) return 'probe list: rows not sorted by qty descending';
+      }
+      return undefined;
     }
-    return undefined;
-  } catch (err) {
-    return `probe ${req.method} ${req.path} failed: ${(err as Error).message}`;
   }
 }
 

@@ -5,12 +5,12 @@
 import { after, before, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { forEachBackend, startServer } from '../support/server.js';
+import { forEachBackend, startServer, type Backend } from '../support/server.js';
 
 type Json = Record<string, any>;
 interface Reply { status: number; body: Json; headers: Headers }
 
-forEachBackend('identity over HTTP', (backend: 'pglite' | 'postgres') => {
+forEachBackend('identity over HTTP', (backend: Backend) => {
   let server: Awaited<ReturnType<typeof startServer>>;
   const tenantSlug = `t${randomUUID().slice(0, 8)}`;
   let projectA: Json;
