@@ -229,6 +229,24 @@ forEachBackend('schema routes', (backend: Backend) => {
     assert.deepEqual(Object.keys(read.body.data).sort(), ['concurrencyToken', 'createdAt', 'id', 'label', 'updatedAt', 'weight']);
     // The rolled-back DDL left the table usable as before.
     expectStatus(await client.post('/api/gadgets', { label: 'h', weight: 1 }), 201);
+
+    // Existing rows also block making a field required, unique, or narrowing an enum they use.
+    const base = [{ name: 'label', type: 'String', nullable: false }, { name: 'weight', type: 'Int', nullable: false }];
+    const v3 = await client.put('/api/Schema/entities', { entityName: 'Gadget', fields: [...base, { name: 'mode', type: 'Enum', nullable: true, values: ['on', 'off'] }] });
+    expectStatus(v3, 200);
+    assert.equal(v3.body.data.publicationVersion, 3);
+    expectStatus(await client.post('/api/gadgets', { label: 'h', weight: 2, mode: 'off' }), 201);
+    const attempts: Json[][] = [
+      [...base, { name: 'mode', type: 'Enum', nullable: false, values: ['on', 'off'] }],
+      [{ ...base[0]!, unique: true }, base[1]!, { name: 'mode', type: 'Enum', nullable: true, values: ['on', 'off'] }],
+      [...base, { name: 'mode', type: 'Enum', nullable: true, values: ['on'] }],
+    ];
+    for (const fields of attempts) {
+      expectError(await client.put('/api/Schema/entities', { entityName: 'Gadget', fields }), 422, 'VALIDATION_FAILED', 'Schema.ExistingRowsViolate');
+    }
+    assert.equal(await liveVersion(client), 3);
+    const rows = await client.get('/api/gadgets?sort=weight');
+    assert.deepEqual(rows.body.data.map((g: Json) => [g.label, g.weight, g.mode]), [['h', 1, null], ['h', 2, 'off'], ['g', 3, null]]);
   });
 
   it('DELETE removes an entity and its routes; a referenced entity cannot be deleted', async () => {
@@ -381,6 +399,18 @@ forEachBackend('schema routes', (backend: Backend) => {
       assert.equal(b.publicationVersion, 3);
       assert.notEqual(b.descriptorHash, order.bindings[i].descriptorHash);
     });
+
+    // The publication hash covers the model only: another project with the same schema has the same one;
+    // binding descriptors name their tenant and project, so theirs differ.
+    const twin = await project();
+    await defineEntity(twin.client, CUSTOMER);
+    await defineEntity(twin.client, ORDER);
+    const t = (await twin.client.get('/api/Schema/entities/metadata')).body.data;
+    assert.equal(t.publicationVersion, 2);
+    assert.equal(t.descriptorHash, m1.descriptorHash);
+    const twinRead = t.entities.find((e: Json) => e.entityName === 'Order').bindings.find((b: Json) => b.capabilityId === 'Entity.Order.Read');
+    assert.equal(twinRead.projectId, twin.projectId);
+    assert.notEqual(twinRead.descriptorHash, readBinding.descriptorHash);
   });
 
   it('diff lists added, removed and changed entities between two versions', async () => {
