@@ -91,6 +91,30 @@ function row(target: string, r: WorkloadResult, ratio: number | null | undefined
   ]);
 }
 
+/**
+ * Per-segment req/s, so the reader sees how noisy the machine was: when one target's
+ * segments differ by more than 1.5x, its ratio is flagged as noisy.
+ */
+function segmentLines(run: BackendRun): string[] {
+  const out = ['  req/s per segment, in run order:'];
+  for (const w of WORKLOADS) {
+    const cells: string[] = [];
+    let noisy = false;
+    for (const target of ['plinth', 'baseline'] as const) {
+      const values = run.segments
+        .filter((s) => s.target === target)
+        .map((s) => s.results.find((r) => r.workload === w))
+        .filter((r): r is WorkloadResult => r !== undefined && r.error === undefined)
+        .map((r) => r.reqPerSec);
+      if (values.length === 0) continue;
+      cells.push(`${target} ${values.map((v) => fmt(v, 0)).join(' / ')}`);
+      if (values.length > 1 && Math.max(...values) > 1.5 * Math.min(...values)) noisy = true;
+    }
+    out.push(`    ${pad(w, 7)} ${cells.join('; ')}${noisy ? '  (noisy: segments differ by > 1.5x)' : ''}`);
+  }
+  return out;
+}
+
 /** Human-readable report for one backend; `baseline` is the bare PostgreSQL handler's results, if any. */
 export function formatBackend(run: BackendRun, baseline: WorkloadResult[]): string {
   const out: string[] = [];
@@ -106,6 +130,7 @@ export function formatBackend(run: BackendRun, baseline: WorkloadResult[]): stri
     out.push(row(`plinth/${run.backend}`, p, baseline.length === 0 ? undefined : ratioOf(p, b)));
   }
   for (const b of run.baseline) out.push(row('bare node:http + pg', b, undefined));
+  if (run.segments.length > 1) out.push(...segmentLines(run));
   for (const n of run.notes) out.push(`  note: ${n}`);
   if (run.backend === 'postgres') {
     for (const v of verdicts(run)) {

@@ -23,6 +23,8 @@ export interface RunningNode {
   admin: AdminToken;
   storage: string;
   log: Logger;
+  /** The runtime services, for diagnostics and tests (audit flush, direct SQL checks). */
+  services: Services;
   /** Graceful stop: stop accepting, drain in-flight requests, flush outbox and audit, close storage. */
   stop(): Promise<void>;
 }
@@ -90,5 +92,5 @@ export async function startNode(config: NodeConfig): Promise<RunningNode> {
     })();
     return stopping;
   };
-  return { url: `http://${config.host}:${http.port}`, port: http.port, admin, storage: label, log, stop };
+  return { url: `http://${config.host}:${http.port}`, port: http.port, admin, storage: label, log, services, stop };
 }

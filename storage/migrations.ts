@@ -179,8 +179,9 @@ export const LATEST_PLATFORM_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.versio
  * a second node blocks on that row and then skips it.
  */
 export async function migratePlatform(db: SqlClient): Promise<number[]> {
-  await db.exec(`CREATE SCHEMA IF NOT EXISTS ${S}`);
-  await db.exec(
+  await createIfNotExists(db, `CREATE SCHEMA IF NOT EXISTS ${S}`);
+  await createIfNotExists(
+    db,
     `CREATE TABLE IF NOT EXISTS ${S}.schema_migrations (version int PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`,
   );
   const done = new Set(
@@ -196,8 +197,25 @@ export async function migratePlatform(db: SqlClient): Promise<number[]> {
       });
       applied.push(m.version);
     } catch (err) {
-      if (sqlstateOf(err) !== SQLSTATE.UNIQUE_VIOLATION) throw err; // another node applied it
+      // Only a clash on the version row means another node applied it; any other failure is real.
+      const constraint = (err as { constraint?: string }).constraint;
+      if (sqlstateOf(err) !== SQLSTATE.UNIQUE_VIOLATION || constraint !== 'schema_migrations_pkey') throw err;
     }
   }
   return applied;
+}
+
+/**
+ * Two sessions running the same CREATE … IF NOT EXISTS at once race on the
+ * catalog's unique index: the loser waits for the winner's commit and gets 23505
+ * (pg_namespace_nspname_index, pg_type_typname_nsp_index). Run again, it sees
+ * the committed object and does nothing.
+ */
+async function createIfNotExists(db: SqlClient, sql: string): Promise<void> {
+  try {
+    await db.exec(sql);
+  } catch (err) {
+    if (sqlstateOf(err) !== SQLSTATE.UNIQUE_VIOLATION) throw err;
+    await db.exec(sql);
+  }
 }

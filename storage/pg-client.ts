@@ -1,6 +1,6 @@
 import pg from 'pg';
 import type { QueryResult, SqlClient, SqlExecutor } from './sql-client.js';
-import { TEXT_PARSERS } from './type-parsers.js';
+import { ARRAY_ELEMENT_OID, TEXT_PARSERS } from './type-parsers.js';
 import { retrySerializable } from './retry.js';
 
 export interface PgClientOptions {
@@ -9,10 +9,21 @@ export interface PgClientOptions {
   max: number;
 }
 
+/** pg's text[] (OID 1009) parser: nested arrays of strings, NULL → null. */
+const TEXT_ARRAY_OID: number = 1009;
+const parseTextArray = pg.types.getTypeParser(TEXT_ARRAY_OID) as (text: string) => unknown;
+const mapArray = (v: unknown, p: (text: string) => unknown): unknown =>
+  Array.isArray(v) ? v.map((e) => mapArray(e, p)) : v === null ? null : p(v as string);
+
 const typeParsers = {
   getTypeParser(oid: number, format?: string): (text: string) => unknown {
     const p = TEXT_PARSERS[oid];
     if (p !== undefined) return p;
+    const elem = ARRAY_ELEMENT_OID[oid];
+    if (elem !== undefined) {
+      const pe = TEXT_PARSERS[elem]!;
+      return (text) => mapArray(parseTextArray(text), pe);
+    }
     return pg.types.getTypeParser(oid, (format ?? 'text') as 'text');
   },
 };

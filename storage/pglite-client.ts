@@ -5,6 +5,14 @@ import { TEXT_PARSERS } from './type-parsers.js';
 import { retrySerializable } from './retry.js';
 
 /**
+ * pg's rowCount is the command tag's count: rows returned by SELECT (or by a
+ * data-modifying CTE under one), rows changed by INSERT/UPDATE/DELETE. PGlite's
+ * affectedRows is 0 for SELECT, so rows that came back win.
+ */
+const rowCountOf = (res: { rows: unknown[]; affectedRows?: number }): number =>
+  res.rows.length > 0 ? res.rows.length : (res.affectedRows ?? 0);
+
+/**
  * Embedded PostgreSQL (PGlite, in-process WASM). One connection: PGlite
  * serializes queries and transactions internally, which is exactly the
  * isolation we need for a single-node default.
@@ -25,7 +33,7 @@ export class PgliteClient implements SqlClient {
 
   async query<R>(sql: string, params?: readonly unknown[]): Promise<QueryResult<R>> {
     const res = await this.db.query<R>(sql, params as unknown[] | undefined);
-    return { rows: res.rows, rowCount: res.affectedRows ?? res.rows.length };
+    return { rows: res.rows, rowCount: rowCountOf(res) };
   }
 
   async exec(sql: string): Promise<void> {
@@ -38,7 +46,7 @@ export class PgliteClient implements SqlClient {
         const tx: SqlExecutor = {
           query: async <R>(sql: string, params?: readonly unknown[]) => {
             const res = await t.query<R>(sql, params as unknown[] | undefined);
-            return { rows: res.rows, rowCount: res.affectedRows ?? res.rows.length };
+            return { rows: res.rows, rowCount: rowCountOf(res) };
           },
         };
         return fn(tx);

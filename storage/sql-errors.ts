@@ -2,7 +2,7 @@
 export const SQLSTATE = {
   UNIQUE_VIOLATION: '23505',
   FOREIGN_KEY_VIOLATION: '23503',
-  /** ON DELETE RESTRICT reports this rather than 23503. */
+  /** ON DELETE/UPDATE RESTRICT on PostgreSQL 18+ (so PGlite); 15–17 report 23503 for it. Treat both alike. */
   RESTRICT_VIOLATION: '23001',
   NOT_NULL_VIOLATION: '23502',
   CHECK_VIOLATION: '23514',

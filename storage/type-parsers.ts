@@ -9,6 +9,7 @@ export const OID = {
   TIMESTAMP: 1114,
   NUMERIC: 1700,
   DATE: 1082,
+  INTERVAL: 1186,
 } as const;
 
 /** "2026-11-22 05:56:51.123456+00" → "2026-11-22T05:56:51.123456Z" (keeps microseconds). */
@@ -29,4 +30,19 @@ export const TEXT_PARSERS: Record<number, (text: string) => unknown> = {
   [OID.TIMESTAMPTZ]: timestamptzToIso,
   [OID.TIMESTAMP]: identity,
   [OID.DATE]: identity,
+  [OID.INTERVAL]: identity,
+};
+
+/**
+ * Array type OID → element OID for the types above. PGlite applies the element
+ * parser to arrays itself; pg's defaults would give numbers, Dates and interval
+ * objects, so pg-client parses these arrays with the element parsers.
+ */
+export const ARRAY_ELEMENT_OID: Record<number, number> = {
+  1016: OID.INT8,
+  1185: OID.TIMESTAMPTZ,
+  1115: OID.TIMESTAMP,
+  1231: OID.NUMERIC,
+  1182: OID.DATE,
+  1187: OID.INTERVAL,
 };

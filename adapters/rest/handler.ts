@@ -41,8 +41,14 @@ export function restHandler(services: Services, opts: RestOptions, inFlight: InF
   return (res: HttpResponse, req: HttpRequest): void => {
     const meta = readMeta(req);
     const target: ReplyTarget = { res, aborted: false, correlationId: meta.correlationId, cors: opts.corsOrigin, closeConnection: false };
+    let reading = false;
     res.onAborted(() => {
       target.aborted = true;
+      // Aborted mid-body: readBody never calls back, so release the in-flight slot here.
+      if (reading) {
+        reading = false;
+        inFlight.count--;
+      }
     });
     if (meta.method === 'OPTIONS' && opts.corsOrigin !== null) return preflight(target);
     const path = splitPath(meta.url);
@@ -58,7 +64,9 @@ export function restHandler(services: Services, opts: RestOptions, inFlight: InF
       return writeError(target, tooLarge(opts.maxBodyBytes), basePath);
     }
     inFlight.count++;
+    reading = true;
     readBody(res, opts.maxBodyBytes, (bytes) => {
+      reading = false;
       if (bytes === null) {
         inFlight.count--;
         target.closeConnection = true;

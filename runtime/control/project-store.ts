@@ -1,11 +1,12 @@
 import { PLATFORM_SCHEMA, type SqlClient, type SqlExecutor } from '../../storage/index.js';
 import { conflict, notFound } from '../errors/service-error.js';
-import { PROJECT_COLUMNS, UUID_TEXT, type ProjectRow } from './rows.js';
+import { PROJECT_COLUMNS, SLUG, UUID_TEXT, type ProjectRow } from './rows.js';
 
 const S = PLATFORM_SCHEMA;
 
 export async function readProject(db: SqlExecutor, tenantId: string | null, slugOrId: string): Promise<ProjectRow | null> {
   const byId = UUID_TEXT.test(slugOrId);
+  if (!byId && !SLUG.test(slugOrId)) return null; // names no project (and a NUL would fail in SQL)
   const params: unknown[] = [byId ? slugOrId.toLowerCase() : slugOrId];
   let where = byId ? 'id = $1::uuid' : 'slug = $1';
   if (tenantId !== null) {

@@ -95,6 +95,13 @@ function mapDdlError(err: unknown): unknown {
       return validationFailed('Schema.ExistingRowsViolate', 'existing rows hold enum values the new definition removes');
     case SQLSTATE.FOREIGN_KEY_VIOLATION:
       return validationFailed('Schema.ExistingRowsViolate', 'existing rows reference rows that do not exist');
+    // DDL casts only default literals, so a value the database refuses is a bad default (e.g. 2024-02-30).
+    case SQLSTATE.INVALID_DATETIME_FORMAT:
+    case SQLSTATE.DATETIME_OUT_OF_RANGE:
+    case '22009': // invalid_time_zone_displacement_value
+    case SQLSTATE.NUMERIC_OUT_OF_RANGE:
+    case SQLSTATE.INVALID_TEXT_REPRESENTATION:
+      return validationFailed('Schema.InvalidDefault', 'the database refuses a default value of this definition');
     default:
       return err;
   }

@@ -1,12 +1,13 @@
 import { PLATFORM_SCHEMA, SQLSTATE, sqlstateOf, type SqlClient, type SqlExecutor } from '../../storage/index.js';
 import { conflict, notFound } from '../errors/service-error.js';
-import { PROJECT_COLUMNS, TENANT_COLUMNS, UUID_TEXT, type ProjectRow, type TenantRow } from './rows.js';
+import { PROJECT_COLUMNS, SLUG, TENANT_COLUMNS, UUID_TEXT, type ProjectRow, type TenantRow } from './rows.js';
 import { branchSchemaName } from '../publication/sql-names.js';
 
 const S = PLATFORM_SCHEMA;
 
 export async function readTenant(db: SqlExecutor, slugOrId: string): Promise<TenantRow | null> {
   const byId = UUID_TEXT.test(slugOrId);
+  if (!byId && !SLUG.test(slugOrId)) return null; // names no tenant (and a NUL would fail in SQL)
   const res = await db.query<TenantRow>(`SELECT ${TENANT_COLUMNS} FROM ${S}.tenants WHERE ${byId ? 'id = $1::uuid' : 'slug = $1'}`, [byId ? slugOrId.toLowerCase() : slugOrId]);
   return res.rows[0] ?? null;
 }

@@ -7,6 +7,10 @@ const INT32_MIN = -2147483648;
 const INT32_MAX = 2147483647;
 /** Longest String/ID we take; the 10 MiB body limit bounds the rest. */
 const MAX_ID_LENGTH = 255;
+/** An unpaired UTF-16 surrogate: not text; the driver would store it as U+FFFD. */
+const LONE_SURROGATE = /\p{Surrogate}/u;
+/** Earliest instant we take: 0001-01-01T00:00:00Z (Date.UTC maps years 0-99 to 1900-1999). */
+const MIN_INSTANT = Date.parse('0001-01-01T00:00:00Z');
 
 export const isUuid = (v: unknown): v is string => typeof v === 'string' && UUID.test(v);
 
@@ -18,9 +22,9 @@ export function checkFieldValue(field: Pick<FieldDef, 'type' | 'values' | 'refer
   switch (field.type) {
     case 'ID':
       if (field.references !== null) return isUuid(value) ? null : 'must be the UUID of the related row';
-      return typeof value === 'string' && value.length > 0 && value.length <= MAX_ID_LENGTH && !value.includes('\u0000') ? null : `must be a non-empty string of at most ${MAX_ID_LENGTH} characters`;
+      return typeof value === 'string' && value.length > 0 && value.length <= MAX_ID_LENGTH && !value.includes('\u0000') && !LONE_SURROGATE.test(value) ? null : `must be a non-empty string of at most ${MAX_ID_LENGTH} characters`;
     case 'String':
-      return typeof value === 'string' && !value.includes('\u0000') ? null : 'must be a string';
+      return typeof value === 'string' && !value.includes('\u0000') && !LONE_SURROGATE.test(value) ? null : 'must be a string';
     case 'Int':
       return typeof value === 'number' && Number.isInteger(value) && value >= INT32_MIN && value <= INT32_MAX ? null : 'must be a 32-bit integer';
     case 'Decimal':
@@ -30,8 +34,10 @@ export function checkFieldValue(field: Pick<FieldDef, 'type' | 'values' | 'refer
     case 'DateTime':
     case 'Instant': {
       if (typeof value !== 'string' || !ISO_DATETIME.test(value)) return 'must be an ISO 8601 timestamp with a time zone';
+      // PostgreSQL refuses UTC offsets of 16 hours or more (JavaScript takes up to 23:59).
+      if (/[+-]\d{2}:\d{2}$/.test(value) && Number(value.slice(-5, -3)) > 15) return 'must have a UTC offset between -15:59 and +15:59';
       const t = Date.parse(value);
-      return Number.isFinite(t) && t >= Date.UTC(1, 0, 1) && t < Date.UTC(10000, 0, 1) ? null : 'must be a valid timestamp';
+      return Number.isFinite(t) && t >= MIN_INSTANT && t < Date.UTC(10000, 0, 1) ? null : 'must be a valid timestamp';
     }
     case 'Boolean':
       return typeof value === 'boolean' ? null : 'must be a boolean';

@@ -36,7 +36,11 @@ export function mapEntitySqlError(entity: CompiledEntity, err: unknown, action: 
       return new ServiceError('VALIDATION_FAILED', reason('InvalidValue'), 'a value is out of range or malformed');
     case SQLSTATE.UNDEFINED_TABLE:
       return new ServiceError('UNAVAILABLE', 'Publication.Changed', 'the schema changed during the request; retry', { retryable: true });
+    case '54000': // program_limit_exceeded: a value too large for its (unique) index
+      return new ServiceError('VALIDATION_FAILED', reason('InvalidValue'), `value too large to index${field === undefined ? '' : ` for '${field}'`}`, withField);
     default:
+      // Class 22 (data exception) is always about a value the request carried.
+      if (err.code.startsWith('22')) return new ServiceError('VALIDATION_FAILED', reason('InvalidValue'), 'a value is out of range or malformed');
       return err;
   }
 }

@@ -90,8 +90,10 @@ class Parser {
         value.forEach((v, i) => check(v, `${at}[${i}]`));
         break;
       case 'like':
-        if (!LIKE_TYPES.has(f.type)) throw this.fail(at, `'like' needs a String, ID or Enum field`, 'UnsupportedOperator');
-        if (typeof value !== 'string' || value.length > FILTER_LIMITS.maxLikeLength || value.includes('\u0000')) {
+        // `id` and reference fields are uuid columns: PostgreSQL has no LIKE for them.
+        if (!LIKE_TYPES.has(f.type) || f.references !== null) throw this.fail(at, `'like' needs a String, ID or Enum field`, 'UnsupportedOperator');
+        // A trailing unpaired backslash is an unfinished escape PostgreSQL refuses at match time.
+        if (typeof value !== 'string' || value.length > FILTER_LIMITS.maxLikeLength || value.includes('\u0000') || /(^|[^\\])(\\\\)*\\$/.test(value)) {
           throw this.fail(at, `'like' takes a pattern string of at most ${FILTER_LIMITS.maxLikeLength} characters`, 'InvalidValue');
         }
         break;

@@ -31,6 +31,8 @@ const CAST: Record<string, string> = { Decimal: '::numeric', DateTime: '::timest
 export function filterToSql(node: FilterNode, entity: string, alias: string, target: SqlFilterTarget, params: SqlParams, depth = 0): string {
   switch (node.kind) {
     case 'and':
+      // An empty filter object (`{}`, `{ not: {} }`) parses to an empty 'and': no condition.
+      if (node.items.length === 0) return 'TRUE';
       return `(${node.items.map((n) => filterToSql(n, entity, alias, target, params, depth)).join(' AND ')})`;
     case 'or':
       return `(${node.items.map((n) => filterToSql(n, entity, alias, target, params, depth)).join(' OR ')})`;

@@ -18,6 +18,9 @@ export async function resolveScope(ctx: OperationContext): Promise<Scope | null>
   if (inv.projectHeader === null || inv.projectHeader === '') throw validationFailed('Scope.ProjectHeaderMissing', 'X-Service-Project header is required', 'X-Service-Project');
   const tenant = await services.scopes.tenant(inv.tenantHeader);
   if (tenant === null) throw notFound('Scope.TenantNotFound', 'tenant not found');
+  if (tenant.state !== 'active' && ctx.actor.kind !== 'admin') {
+    throw new ServiceError('ACCESS_DENIED', 'Tenant.NotActive', `tenant is ${tenant.state}`);
+  }
   const project = await services.scopes.project(tenant.id, inv.projectHeader);
   if (project === null) throw notFound('Scope.ProjectNotFound', 'project not found');
   // A user token belongs to exactly one project; it is no credential anywhere else.

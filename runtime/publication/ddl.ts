@@ -96,8 +96,11 @@ export function alterEntityStatements(schema: string, before: EntityDef, after: 
       }
       continue;
     }
-    if (o.type !== f.type || (o.references === null) !== (f.references === null)) {
+    if (o.type !== f.type) {
       throw validationFailed('Schema.TypeChangeUnsupported', `field '${f.name}' cannot change type from ${o.type} to ${f.type}; add a new field instead`, f.name);
+    }
+    if ((o.references === null) !== (f.references === null)) {
+      throw validationFailed('Schema.TypeChangeUnsupported', `field '${f.name}' cannot ${f.references === null ? 'stop' : 'start'} being a reference (uuid vs text column); add a new field instead`, f.name);
     }
     const col = quoteIdent(f.name);
     if (o.nullable !== f.nullable) out.push(alter(`ALTER COLUMN ${col} ${f.nullable ? 'DROP' : 'SET'} NOT NULL`));
@@ -117,7 +120,11 @@ export function alterEntityStatements(schema: string, before: EntityDef, after: 
     }
   }
   if (before.softDelete !== after.softDelete) {
-    out.push(after.softDelete ? alter('ADD COLUMN "deletedAt" timestamptz NULL') : alter('DROP COLUMN "deletedAt"'));
+    if (after.softDelete) out.push(alter('ADD COLUMN "deletedAt" timestamptz NULL'));
+    else {
+      // Turning soft delete off purges the soft-deleted rows; keeping them would bring them back to life.
+      out.push(`DELETE FROM ${table} WHERE "deletedAt" IS NOT NULL`, alter('DROP COLUMN "deletedAt"'));
+    }
   }
   return out;
 }

@@ -143,6 +143,32 @@ forEachBackend('schema routes', (backend: Backend) => {
     expectStatus(await client.get('/api/things'), 404);
   });
 
+  it('a default the database refuses is 422 Schema.InvalidDefault and publishes nothing', async () => {
+    const { client } = await project();
+    for (const at of ['2024-02-30T00:00:00Z', '2024-01-01T00:00:00+16:00']) {
+      expectError(
+        await client.post('/api/Schema/entities', { entityName: 'Slot', fields: [{ name: 'at', type: 'DateTime', nullable: false, default: at }] }),
+        422, 'VALIDATION_FAILED', 'Schema.InvalidDefault',
+      );
+    }
+    assert.equal(await liveVersion(client), 0);
+    const ok = await client.post('/api/Schema/entities', { entityName: 'Slot', fields: [{ name: 'at', type: 'DateTime', nullable: false, default: '2024-02-29T12:00:00+02:00' }] });
+    expectStatus(ok, 201);
+    assert.equal(ok.body.data.publicationVersion, 1);
+    assert.equal((await client.post('/api/slots', {})).body.data.at, '2024-02-29T10:00:00Z');
+  });
+
+  it('concurrent changes each get their own next version', async () => {
+    const { client } = await project();
+    const replies = await Promise.all([1, 2, 3, 4, 5].map((i) => client.post('/api/Schema/entities', { entityName: `Thing${i}`, fields: [{ name: 'n', type: 'Int', nullable: true }] })));
+    for (const r of replies) expectStatus(r, 201);
+    assert.deepEqual(replies.map((r) => r.body.data.publicationVersion).sort(), [1, 2, 3, 4, 5]);
+    assert.equal(await liveVersion(client), 5);
+    const journal = (await client.get('/api/Schema/journal')).body.data as Json[];
+    assert.deepEqual(journal.map((e) => e.toVersion), [5, 4, 3, 2, 1]);
+    assert.deepEqual(journal.map((e) => e.fromVersion), [4, 3, 2, 1, 0]);
+  });
+
   it('creating an entity that exists is 409 and publishes nothing', async () => {
     const { client } = await project();
     await defineEntity(client, CUSTOMER);

@@ -14,7 +14,8 @@ const eventsOp = (id: string, execute: OperationSpec['execute']): OperationSpec 
 function cursorSeq(text: string | undefined): string | null {
   if (text === undefined || text === '') return null;
   const seq = Buffer.from(text, 'base64url').toString('utf8');
-  if (!/^e\d{1,19}$/.test(seq)) throw validationFailed('Query.InvalidCursor', 'cursor is malformed', 'cursor');
+  // 19 digits can still pass bigint's maximum, which would fail in SQL as a 500.
+  if (!/^e\d{1,19}$/.test(seq) || BigInt(seq.slice(1)) > 9223372036854775807n) throw validationFailed('Query.InvalidCursor', 'cursor is malformed', 'cursor');
   return seq.slice(1);
 }
 

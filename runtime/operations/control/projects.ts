@@ -26,6 +26,10 @@ async function create(ctx: OperationContext, tenantRef: string, slug: string, na
 
 const STATES = ['active', 'suspended', 'archived'];
 
+/** Whether any key or string inside a JSON value holds U+0000. */
+const hasNul = (v: unknown): boolean =>
+  typeof v === 'string' ? v.includes('\u0000') : typeof v === 'object' && v !== null && Object.entries(v).some(([k, x]) => k.includes('\u0000') || hasNul(x));
+
 function stateAction(id: string, state: string): OperationSpec {
   return admin(id, async (ctx) => {
     const p = await requireProject(ctx);
@@ -87,6 +91,7 @@ export const PROJECT_SPECS = {
     const b = readBody<{ name?: string; state?: string; settings?: Record<string, unknown> }>(ctx.inv.body, { name: 'string?', state: 'string?', settings: 'object?' }, 'Project');
     if (b.state !== undefined && !STATES.includes(b.state)) throw validationFailed('Project.InvalidState', `state must be one of ${STATES.join(', ')}`, 'state');
     if (b.settings !== undefined && JSON.stringify(b.settings).length > 64 * 1024) throw validationFailed('Project.SettingsTooLarge', 'settings must be under 64 KiB', 'settings');
+    if (b.settings !== undefined && hasNul(b.settings)) throw validationFailed('Project.InvalidProperty', 'settings must not contain NUL characters (jsonb refuses them)', 'settings');
     return control(ctx, 'ProjectRecord', 'updated', await ctx.services.control.updateProject(p.id, b));
   }),
   recordDelete: admin('ControlPlane.ProjectRecord.Delete', async (ctx) => {

@@ -1,0 +1,30 @@
+import { PgClient, PgliteClient } from '../../storage/index.js';
+import { runStorageContract } from '../contracts/storage.js';
+import { createTestDatabase, TEST_DATABASE_URL } from '../support/server.js';
+
+runStorageContract('pglite', async () => {
+  const client = await PgliteClient.open(undefined);
+  return { client, dispose: () => client.close() };
+});
+
+// With TEST_DATABASE_URL set, an unreachable server fails the suite (the before hook throws): it never skips.
+if (TEST_DATABASE_URL !== null) {
+  runStorageContract('postgres', async () => {
+    const db = await createTestDatabase();
+    const client = new PgClient({ connectionString: db.url, max: 4 });
+    try {
+      await client.query('SELECT 1');
+    } catch (err) {
+      await client.close();
+      await db.drop();
+      throw err;
+    }
+    return {
+      client,
+      dispose: async () => {
+        await client.close();
+        await db.drop();
+      },
+    };
+  });
+}
