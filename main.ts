@@ -5,12 +5,14 @@ import { startNode } from './node/start.js';
 async function main(): Promise<void> {
   const config = parseConfig();
   const node = await startNode(config);
-  process.stdout.write(`Plinth listening on ${node.url} (storage: ${node.storage}, node: ${config.nodeId})\n`);
+  // One write, so a reader sees the whole banner at once.
+  let banner = `Plinth listening on ${node.url} (storage: ${node.storage}, node: ${config.nodeId})\n`;
   if (node.admin.source === 'generated') {
-    process.stdout.write(`Admin token (shown once${node.admin.path === null ? '' : `, stored in ${node.admin.path} with mode 0600`}): ${node.admin.token}\n`);
+    banner += `Admin token (shown once${node.admin.path === null ? '' : `, stored in ${node.admin.path} with mode 0600`}): ${node.admin.token}\n`;
   } else if (node.admin.source === 'file') {
-    process.stdout.write(`Admin token: stored in ${node.admin.path}\n`);
+    banner += `Admin token: stored in ${node.admin.path}\n`;
   }
+  process.stdout.write(banner);
   let signalled = false;
   const shutdown = (signal: string): void => {
     if (signalled) return;

@@ -17,7 +17,6 @@ const LIKE_TYPES: ReadonlySet<string> = new Set(['String', 'ID', 'Enum']);
 
 class Parser {
   private nodes = 0;
-  constructor(private readonly reason: string) {}
 
   fail(path: string, message: string, reason = 'InvalidFilter'): ServiceError {
     return validationFailed(`Filter.${reason}`, message, path === '' ? 'filter' : `filter.${path}`);
@@ -104,7 +103,7 @@ class Parser {
 
 /** Parses filter JSON (already decoded) against an entity. Throws 422 with the offending path. */
 export function parseFilter(raw: unknown, entity: FilterableEntity): FilterNode {
-  return new Parser('Filter').object(raw, entity, '', 1);
+  return new Parser().object(raw, entity, '', 1);
 }
 
 /** Decodes filter text from a query string, then parses it. */

@@ -61,7 +61,7 @@ export function entityOperations(model: ProjectModel): EntityOperation[] {
       const other = r.kind === 'toOne' ? r.target : r.owner;
       // The side whose row changes needs update; the other side must be readable.
       const changed = r.kind === 'toOne' ? e.entityName : r.owner;
-      add('RelationList', 'GET', `${c}/{id}/${r.name}`, 200, r.name, [grantFor(other, 'read')]);
+      add('RelationList', 'GET', `${c}/{id}/${r.name}`, 200, r.name, other === e.entityName ? [] : [grantFor(other, 'read')]);
       const linkGrants = [...new Set([grantFor(changed, 'update'), grantFor(e.entityName, 'read'), grantFor(other, 'read')])];
       ops.push({ operationId: `Entity.${e.entityName}.RelationAttach.${r.name}`, entity: e.entityName, kind: 'RelationAttach', relation: r.name, method: 'POST', path: `${c}/{id}/${r.name}`, successStatus: 201, requiredGrants: linkGrants });
       ops.push({ operationId: `Entity.${e.entityName}.RelationDetach.${r.name}`, entity: e.entityName, kind: 'RelationDetach', relation: r.name, method: 'DELETE', path: `${c}/{id}/${r.name}/{relatedId}`, successStatus: 204, requiredGrants: linkGrants });

@@ -16,9 +16,15 @@ interface Started {
   exited: Promise<number | null>;
 }
 
+const children = new Set<ChildProcess>();
+after(() => {
+  for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
+});
+
 /** Runs `node dist/main.js` as a user would, and waits for its banner. */
 function start(env: Record<string, string>): Promise<Started> {
   const child = spawn(process.execPath, [MAIN], { env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  children.add(child);
   let out = '';
   child.stdout!.on('data', (b: Buffer) => (out += b.toString()));
   child.stderr!.on('data', (b: Buffer) => (out += b.toString()));
@@ -26,7 +32,7 @@ function start(env: Record<string, string>): Promise<Started> {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`no banner within 60 s:\n${out}`)), 60_000);
     const onData = (): void => {
-      const m = /listening on (http:\/\/\S+)/.exec(out);
+      const m = /listening on (http:\/\/\S+)[^\n]*\n/.exec(out);
       if (m === null) return;
       clearTimeout(timer);
       child.stdout!.off('data', onData);

@@ -9,14 +9,15 @@
  * end of the suite can prove nothing else was written.
  *
  * Generated inputs are seeded: BAD_INPUT_SEED=<n> reproduces a run (the seed
- * is printed on failure), BAD_INPUT_SHRINK=1 shrinks a counterexample.
+ * is printed on failure), BAD_INPUT_SHRINK=1 shrinks a counterexample,
+ * BAD_INPUT_RUNS=<k> runs every property k times as often.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { bootstrapProject, defineEntity, type Reply } from '../support/client.js';
 import { forEachBackend, startServer, type TestServer } from '../support/server.js';
-import { abortMidBody, checkReply, describeInput, expectError, expectOk, postChunked, send, type Api } from './bad-input/http.js';
+import { abortMidBody, checkReply, describeInput, expectError, expectOk, postChunked, rawRequest, send, type Api } from './bad-input/http.js';
 import {
   ABSENT, CUSTOMER_DEF, ENTITY_NAME, ORDER_DEF, csvReasons, customerCaseArb, filterCaseArb, headerCaseArb, httpTrim, intParamReasons,
   listCaseArb, orderCaseArb, pathCaseArb, rawBodyArb, rawBodyReason, sortOutcome, type CustomerCase, type EntityKey, type FieldCase,
@@ -25,6 +26,8 @@ import {
 
 const SEED = Number(process.env.BAD_INPUT_SEED ?? 20_250_611);
 const SHRINK = process.env.BAD_INPUT_SHRINK === '1';
+/** Multiplies every property's run count (longer fuzzing: BAD_INPUT_RUNS=10). */
+const RUNS = Math.max(1, Number(process.env.BAD_INPUT_RUNS ?? 1) || 1);
 const MiB = 1024 * 1024;
 const JSON_CT = { 'content-type': 'application/json' };
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -36,7 +39,7 @@ async function property<T>(name: string, offset: number, arb: fc.Arbitrary<T>, n
     await fc.assert(fc.asyncProperty(arb, async (v) => {
       tally.runs++;
       await run(v);
-    }), { seed, numRuns, endOnFailure: !SHRINK });
+    }), { seed, numRuns: numRuns * RUNS, endOnFailure: !SHRINK });
   } catch (err) {
     // fast-check's report carries the counterexample; the assertion that failed is its cause.
     const cause = (err as { cause?: unknown }).cause;
@@ -487,10 +490,12 @@ forEachBackend('bad input', (backend) => {
     const row = created('customer', r, 'body nested 64 deep');
     assert.deepEqual(row.meta, JSON.parse(nested(63)), 'the 63-deep meta reads back');
     expectError(await post('/api/customers', `{"email":"d65@x","tier":"pro","meta":${nested(64)}}`), 'body nested 65 deep', 422, 'Request.TooDeep');
-    // Filters: 1,500 nested `not`s parse as JSON but exceed the filter depth.
-    const deepFilter = `${'{"not":'.repeat(1_500)}{"age":{"eq":1}}${'}'.repeat(1_500)}`;
-    expectError(await send(api, 'GET', `/api/customers?filter=${encodeURIComponent(deepFilter)}`), '1,500-deep filter', 422, 'Filter.TooDeep');
-    expectError(await send(api, 'GET', `/api/customers?filter=${encodeURIComponent(`${'{"not":'.repeat(10_000)}{}${'}'.repeat(10_000)}`)}`), '10,000-deep filter', 422, 'Filter.TooLarge');
+    // Filters (kept under ~60 KB of URL, see the todo below): 2,000 nested `not`s parse as JSON but exceed the
+    // filter depth; 10,000 nested arrays exceed the filter text limit; 10,000 open brackets are not JSON.
+    const deepFilter = `${'{"not":'.repeat(2_000)}{"age":{"eq":1}}${'}'.repeat(2_000)}`;
+    expectError(await send(api, 'GET', `/api/customers?filter=${encodeURIComponent(deepFilter)}`), '2,000-deep filter', 422, 'Filter.TooDeep');
+    expectError(await send(api, 'GET', `/api/customers/count?filter=${'['.repeat(10_000)}${']'.repeat(10_000)}`), '10,000-deep array filter', 422, 'Filter.TooLarge');
+    expectError(await send(api, 'GET', `/api/orders?filter=${'['.repeat(10_000)}`), '10,000 open brackets as a filter', 422, 'Filter.MalformedJson');
   });
 
   it('oversize bodies: 10 MiB + 1 byte → 413 (Content-Length and chunked); exactly 10 MiB is read', async () => {
@@ -511,11 +516,54 @@ forEachBackend('bad input', (backend) => {
     expectOk(await send(api, 'GET', '/api/health'), 'health after oversize bodies');
   });
 
+  // uWebSockets.js 20.30 buffers a request head that spans several TCP reads only up to 4 KiB (its fallback
+  // buffer is not configurable in this build) and then closes the socket without an answer. On loopback a head
+  // usually arrives in one read, so the suite passes; on real networks long filter URLs can fail this way.
+  it('request heads over 4 KiB that arrive in several reads still get an answer', { todo: 'uWS 20.30 closes such connections without a response' }, async () => {
+    const head = `GET /api/customers?filter=${encodeURIComponent(JSON.stringify({ email: { eq: 'x'.repeat(6_000) } }))} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${server.adminToken}\r\nX-Service-Tenant: ${scope.tenant}\r\nX-Service-Project: ${scope.project}\r\nConnection: close\r\n\r\n`;
+    const status = await rawRequest(server.url, [head.slice(0, 1_000), head.slice(1_000)], 50);
+    assert.ok(status !== null && /^HTTP\/1\.1 [24]\d\d /.test(status), `answer: ${status ?? '(connection closed without an answer)'}`);
+  });
+
   it('clients that die mid-body leave the server answering', async () => {
     for (let i = 0; i < 5; i++) {
       await abortMidBody(server.url, '/api/customers', { ...api.headers, ...JSON_CT }, 1000 + i, '{"email":"half');
     }
     expectOk(await send(api, 'GET', '/api/health'), 'health after aborted uploads');
+  });
+
+  it('inputs that once produced a 5xx or a silent change (pinned, whatever the seed)', async () => {
+    const f = (collection: EntityKey, filter: unknown): Promise<Reply> => send(api, 'GET', `/api/${collection}?filter=${encodeURIComponent(JSON.stringify(filter))}`);
+    // Empty filter objects compiled to `()`: a SQL syntax error.
+    assert.equal(expectOk(await f('customers', {}), 'filter {}').data.length > 0, true, 'filter {} matches every row');
+    assert.deepEqual(expectOk(await f('customers', { not: {} }), 'filter {not:{}}').data, [], 'filter {not:{}} matches nothing');
+    expectOk(await send(api, 'GET', '/api/orders/count?filter=%7B%22and%22%3A%5B%7B%7D%5D%7D'), 'count with {and:[{}]}');
+    // LIKE on uuid columns: `operator does not exist: uuid ~~ unknown`.
+    expectError(await f('customers', { id: { like: 'a%' } }), 'like on id', 422, 'Filter.UnsupportedOperator');
+    expectError(await f('orders', { customer: { like: '%' } }), 'like on a reference', 422, 'Filter.UnsupportedOperator');
+    // A pattern ending in an unfinished escape: `LIKE pattern must not end with escape character`.
+    expectError(await f('customers', { email: { like: '%\\' } }), 'like ending in a backslash', 422, 'Filter.InvalidValue');
+    expectOk(await f('customers', { email: { like: '%\\\\' } }), 'like ending in an escaped backslash');
+    // UTC offsets of 16 h or more: `time zone displacement out of range`.
+    expectError(await f('customers', { since: { gt: '2023-01-01T00:00:00+20:00' } }), 'filter with offset +20:00', 422, 'Filter.InvalidValue');
+    const tz = expectError(await post('/api/customers', { ...validCustomer('tz'), since: '2023-01-01T00:00:00-16:00' }), 'create with offset -16:00', 422, 'CustomerValidation.InvalidValue');
+    assert.equal(tz.field, 'since');
+    created('customer', await post('/api/customers', { ...validCustomer('tz'), since: '2023-01-01T00:00:00+15:59' }), 'create with offset +15:59');
+    // Instants before 1901 were refused (Date.UTC maps year 1 to 1901).
+    const old = created('customer', await post('/api/customers', { ...validCustomer('old'), since: '0800-12-25T00:00:00Z' }), 'create in the year 800');
+    assert.equal(old.since, '0800-12-25T00:00:00Z');
+    // Lone surrogates were stored as U+FFFD: the row differed from what was accepted.
+    const lone = expectError(await post('/api/customers', { email: 'lone\ud800@x', tier: 'free' }), 'lone surrogate', 422, 'CustomerValidation.InvalidValue');
+    assert.equal(lone.field, 'email');
+    // Unique strings too large for their index: `index row size exceeds maximum`.
+    const big = Array.from({ length: 3_000 }, (_, i) => String.fromCodePoint(0x4e00 + ((i * 7919) % 20_000))).join('');
+    expectError(await post('/api/customers', { email: big, tier: 'free' }), 'email too large for its unique index', 422, 'CustomerValidation.InvalidValue');
+    // A forged cursor (valid hash, value of the wrong kind for its column) reaches SQL as a parameter.
+    const c = JSON.parse(Buffer.from(cursors.default.text, 'base64url').toString('utf8')) as { h: string; v: unknown[]; p: number };
+    for (const junk of ['2023-01-01T00:00:00+20:00', 'not a time']) {
+      const forged = Buffer.from(JSON.stringify({ ...c, v: [junk, c.v[1]] })).toString('base64url');
+      expectError(await send(api, 'GET', `/api/customers?pageSize=1&cursor=${forged}`), `forged cursor ${junk}`, 422, 'CustomerValidation.InvalidValue');
+    }
   });
 
   it('list limits: pageSize 201 → 422, 200 → 200; page 0 → 422', async () => {

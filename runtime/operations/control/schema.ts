@@ -1,5 +1,5 @@
 import { PLATFORM_SCHEMA } from '../../../storage/index.js';
-import { ServiceError, notFound, validationFailed } from '../../errors/service-error.js';
+import { notFound, validationFailed } from '../../errors/service-error.js';
 import { planChange, readHead, type SchemaAction } from '../../control/schema-change.js';
 import { findEntity } from '../../publication/model.js';
 import { collectionName } from '../../publication/naming.js';
@@ -126,4 +126,3 @@ function fixVersions(row: Record<string, unknown>): Record<string, unknown> {
   return { ...row, fromVersion: Number(row.fromVersion), toVersion: Number(row.toVersion) };
 }
 
-export { ServiceError };

@@ -99,4 +99,3 @@ export const deleteOp = entitySpec('Delete', async (ctx) => {
   return noContent;
 });
 
-export { outboxCte };

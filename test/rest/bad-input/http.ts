@@ -52,8 +52,10 @@ export function postChunked(baseUrl: string, path: string, headers: Record<strin
   const u = new URL(baseUrl);
   return new Promise((resolve, reject) => {
     let uploadError: string | null = null;
+    let answered = false;
     const req = http.request({ host: u.hostname, port: u.port, method: 'POST', path, headers: { ...headers, 'transfer-encoding': 'chunked' } });
     req.on('response', (res) => {
+      answered = true;
       const parts: Buffer[] = [];
       res.on('data', (d: Buffer) => parts.push(d));
       res.on('end', () => {
@@ -72,7 +74,9 @@ export function postChunked(baseUrl: string, path: string, headers: Record<strin
     const buf = Buffer.alloc(chunk, fill);
     let sent = 0;
     const pump = (): void => {
-      while (sent < total) {
+      // Like curl, stop sending once the server has answered: the server closes after an early 413,
+      // and data sent into a closed socket makes the peer reset the connection, which can discard the answer.
+      while (sent < total && !answered) {
         const n = Math.min(chunk, total - sent);
         sent += n;
         if (!req.write(n === chunk ? buf : buf.subarray(0, n))) {
@@ -80,9 +84,30 @@ export function postChunked(baseUrl: string, path: string, headers: Record<strin
           return;
         }
       }
-      req.end();
+      if (!answered) req.end();
     };
     pump();
+  });
+}
+
+/** Sends `parts` over a raw socket, pausing `delayMs` between them; resolves with the status line, or null when the server closed without answering. */
+export function rawRequest(baseUrl: string, parts: string[], delayMs: number): Promise<string | null> {
+  const u = new URL(baseUrl);
+  return new Promise((resolve) => {
+    const sock = net.connect(Number(u.port), u.hostname);
+    let data = '';
+    sock.on('data', (d: Buffer) => {
+      data += d.toString('latin1');
+    });
+    sock.on('close', () => resolve(data === '' ? null : data.split('\r\n', 1)[0]!));
+    sock.on('error', () => {});
+    void (async () => {
+      for (const p of parts) {
+        sock.write(p);
+        await new Promise((r) => setTimeout(r, delayMs));
+      }
+      setTimeout(() => sock.end(), 300);
+    })();
   });
 }
 
