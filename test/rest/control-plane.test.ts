@@ -7,25 +7,13 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { Client, bootstrapProject, defineEntity, errorOf, type Reply } from '../support/client.js';
 import { forEachBackend, startServer, type Backend, type TestServer } from '../support/server.js';
+import { expectError, expectStatus, type Json } from '../support/expect.js';
 
-type Json = Record<string, any>;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const newSlug = (prefix = 't'): string => `${prefix}${randomUUID().slice(0, 8)}`;
 
-function expectStatus(r: Reply, status: number): void {
-  assert.equal(r.status, status, `expected ${status}, got ${r.status}: ${r.text.slice(0, 400)}`);
-}
 
-function expectError(r: Reply, status: number, code: string, reasonCode: string, field?: string): Json {
-  expectStatus(r, status);
-  const e = errorOf(r);
-  assert.equal(e.code, code);
-  assert.equal(e.reasonCode, reasonCode);
-  assert.equal(e.correlationId, r.headers.get('x-service-correlation-id'));
-  if (field !== undefined) assert.equal(e.field, field);
-  return e;
-}
 
 /** Asserts the control-plane envelope and returns `data`. */
 function controlData(r: Reply, status: number, surface: string, state: string): any {

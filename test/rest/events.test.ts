@@ -8,8 +8,8 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { Client, bootstrapProject, defineEntity, errorOf, type Reply } from '../support/client.js';
 import { forEachBackend, startServer, type Backend, type TestServer } from '../support/server.js';
+import { expectError, expectStatus, type Json } from '../support/expect.js';
 
-type Json = Record<string, any>;
 type Project = Awaited<ReturnType<typeof bootstrapProject>>;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -21,17 +21,7 @@ const newCorrelation = (): string => `evt-${randomUUID()}`;
 const corr = (id: string): Record<string, string> => ({ 'x-service-correlation-id': id });
 const q = (filter: Json): string => `filter=${encodeURIComponent(JSON.stringify(filter))}`;
 
-function expectStatus(r: Reply, status: number): void {
-  assert.equal(r.status, status, `expected ${status}, got ${r.status}: ${r.text.slice(0, 400)}`);
-}
 
-function expectError(r: Reply, status: number, code: string, reasonCode: string, field?: string): void {
-  expectStatus(r, status);
-  const e = errorOf(r);
-  assert.equal(e.code, code);
-  assert.equal(e.reasonCode, reasonCode);
-  if (field !== undefined) assert.equal(e.field, field);
-}
 
 const CUSTOMER = {
   entityName: 'Customer',

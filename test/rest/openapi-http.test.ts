@@ -9,22 +9,13 @@ import { validate, compileErrors } from '@readme/openapi-parser';
 import { parse as parseYaml } from 'yaml';
 import { Client, bootstrapProject, defineEntity, errorOf, type Reply } from '../support/client.js';
 import { forEachBackend, startServer, type Backend, type TestServer } from '../support/server.js';
+import { expectError, expectStatus, type Json } from '../support/expect.js';
 
-type Json = Record<string, any>;
 type Project = Awaited<ReturnType<typeof bootstrapProject>>;
 
 const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'patch'];
 
-function expectStatus(r: Reply, status: number): void {
-  assert.equal(r.status, status, `expected ${status}, got ${r.status}: ${r.text.slice(0, 400)}`);
-}
 
-function expectError(r: Reply, status: number, code: string, reasonCode: string): void {
-  expectStatus(r, status);
-  const e = errorOf(r);
-  assert.equal(e.code, code);
-  assert.equal(e.reasonCode, reasonCode);
-}
 
 /** Validates a deep clone (the parser dereferences its input in place). */
 async function assertValidOpenApi(doc: Json): Promise<void> {

@@ -7,26 +7,14 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { Client, bootstrapProject, defineEntity, errorOf, type Reply } from '../support/client.js';
 import { forEachBackend, startServer, type Backend, type TestServer } from '../support/server.js';
+import { expectError, expectStatus, type Json } from '../support/expect.js';
 
-type Json = Record<string, any>;
 type Project = Awaited<ReturnType<typeof bootstrapProject>>;
 
 const HASH = /^sha256:[0-9a-f]{64}$/;
 const newSlug = (): string => `s${randomUUID().slice(0, 8)}`;
 
-function expectStatus(r: Reply, status: number): void {
-  assert.equal(r.status, status, `expected ${status}, got ${r.status}: ${r.text.slice(0, 400)}`);
-}
 
-function expectError(r: Reply, status: number, code: string, reasonCode: string, field?: string): Json {
-  expectStatus(r, status);
-  const e = errorOf(r);
-  assert.equal(e.code, code);
-  assert.equal(e.reasonCode, reasonCode);
-  assert.equal(e.correlationId, r.headers.get('x-service-correlation-id'));
-  if (field !== undefined) assert.equal(e.field, field);
-  return e;
-}
 
 /** The live publication version of a project, read through the metadata route. */
 async function liveVersion(client: Client): Promise<number> {
