@@ -1,0 +1,47 @@
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
+import { Kvm } from '@nats-io/kv';
+
+/** One node's connection to the NATS cluster, with its JetStream and KV handles. */
+export interface ClusterConnection {
+  readonly nc: NatsConnection;
+  readonly js: JetStreamClient;
+  readonly jsm: JetStreamManager;
+  readonly kvm: Kvm;
+  readonly nodeId: string;
+  /** Servers in the cluster when we connected (JetStream replica counts follow it, capped at 3). */
+  readonly clusterSize: number;
+  close(): Promise<void>;
+}
+
+export interface ClusterConnectOptions {
+  servers: string[];
+  nodeId: string;
+}
+
+/** `nats://h1:4222,nats://h2:4222` → list; bare `host:port` allowed. */
+export function parseNatsUrl(text: string): string[] {
+  return text.split(',').map((s) => s.trim()).filter((s) => s !== '');
+}
+
+/**
+ * Connects with endless reconnects (a NATS server restart must not take the
+ * node down) and reads the cluster size from the server's INFO.
+ */
+export async function connectCluster(opts: ClusterConnectOptions): Promise<ClusterConnection> {
+  const nc = await connect({ servers: opts.servers, name: opts.nodeId, maxReconnectAttempts: -1, reconnectTimeWait: 250, pingInterval: 5_000 });
+  const info = nc.info as { connect_urls?: string[]; cluster?: string } | undefined;
+  const peers = new Set([...(info?.connect_urls ?? []), ...opts.servers]);
+  const clusterSize = info?.cluster === undefined ? 1 : Math.max(1, Math.min(peers.size, opts.servers.length > 1 ? opts.servers.length : peers.size));
+  const js = jetstream(nc, { timeout: 5_000 });
+  const jsm = await jetstreamManager(nc, { timeout: 5_000 });
+  return {
+    nc, js, jsm, kvm: new Kvm(js), nodeId: opts.nodeId, clusterSize,
+    close: async () => {
+      await nc.drain().catch(() => nc.close());
+    },
+  };
+}
+
+/** JetStream replica count for platform buckets and streams: 3 when the cluster has 3+ servers. */
+export const replicasFor = (conn: Pick<ClusterConnection, 'clusterSize'>): number => (conn.clusterSize >= 3 ? 3 : 1);

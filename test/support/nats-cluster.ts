@@ -1,0 +1,113 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+/** Where Debian's package puts it; NATS_SERVER_BIN overrides. */
+export const NATS_SERVER_BIN = process.env.NATS_SERVER_BIN ?? '/usr/sbin/nats-server';
+export const natsServerAvailable = (): boolean => existsSync(NATS_SERVER_BIN);
+
+/** A free TCP port on loopback (bind :0, read it, release it). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as { port: number };
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+interface ServerSlot {
+  name: string;
+  clientPort: number;
+  clusterPort: number;
+  monitorPort: number;
+  storeDir: string;
+  conf: string;
+  proc: ChildProcess | null;
+}
+
+/**
+ * A real NATS cluster with JetStream on loopback ports, for tests and
+ * `npm run cluster`. Servers can be killed (-9) and restarted on the same
+ * ports and store directories, like a crashed machine coming back.
+ */
+export class NatsCluster {
+  private constructor(readonly dir: string, private readonly slots: ServerSlot[]) {}
+
+  static async start(size = 3, opts: { dir?: string } = {}): Promise<NatsCluster> {
+    if (!natsServerAvailable()) throw new Error(`nats-server not found at ${NATS_SERVER_BIN} (apt-get install nats-server)`);
+    const dir = opts.dir ?? mkdtempSync(join(tmpdir(), 'plinth-nats-'));
+    const slots: ServerSlot[] = [];
+    for (let i = 1; i <= size; i++) {
+      slots.push({ name: `n${i}`, clientPort: await freePort(), clusterPort: await freePort(), monitorPort: await freePort(), storeDir: join(dir, `store${i}`), conf: join(dir, `n${i}.conf`), proc: null });
+    }
+    const routes = slots.map((s) => `nats-route://127.0.0.1:${s.clusterPort}`).join(', ');
+    for (const s of slots) {
+      const cluster = size > 1 ? `cluster { name: plinth-test, listen: 127.0.0.1:${s.clusterPort}, routes: [ ${routes} ] }` : '';
+      writeFileSync(s.conf, `server_name: ${s.name}\nlisten: 127.0.0.1:${s.clientPort}\nhttp: 127.0.0.1:${s.monitorPort}\njetstream { store_dir: "${s.storeDir}", max_memory_store: 128MB, max_file_store: 512MB }\n${cluster}\n`);
+    }
+    const cluster = new NatsCluster(dir, slots);
+    for (let i = 0; i < size; i++) cluster.startServer(i);
+    await cluster.waitReady();
+    return cluster;
+  }
+
+  get size(): number {
+    return this.slots.length;
+  }
+
+  /** Client URLs of every server, for NATS_URL. */
+  get urls(): string[] {
+    return this.slots.map((s) => `nats://127.0.0.1:${s.clientPort}`);
+  }
+
+  get natsUrl(): string {
+    return this.urls.join(',');
+  }
+
+  startServer(i: number): void {
+    const s = this.slots[i]!;
+    if (s.proc !== null && s.proc.exitCode === null) return;
+    s.proc = spawn(NATS_SERVER_BIN, ['-c', s.conf], { stdio: 'ignore' });
+  }
+
+  /** SIGKILL: no goodbye to the cluster, as in a crash. */
+  async kill(i: number): Promise<void> {
+    const p = this.slots[i]!.proc;
+    if (p === null || p.exitCode !== null) return;
+    const exited = new Promise((r) => p.once('exit', r));
+    p.kill('SIGKILL');
+    await exited;
+  }
+
+  /** Waits until every running server reports JetStream with a meta leader (bounded). */
+  async waitReady(timeoutMs = 30_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const states = await Promise.all(this.slots.map(async (s) => {
+        if (s.proc === null || s.proc.exitCode !== null) return true;
+        try {
+          const res = await fetch(`http://127.0.0.1:${s.monitorPort}/jsz`);
+          if (!res.ok) return false;
+          const j = (await res.json()) as { meta_cluster?: { leader?: string } };
+          return this.slots.length === 1 || (j.meta_cluster?.leader ?? '') !== '';
+        } catch {
+          return false;
+        }
+      }));
+      if (states.every(Boolean)) return;
+      if (Date.now() > deadline) throw new Error('NATS cluster not ready in time');
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+
+  async stop(): Promise<void> {
+    for (let i = 0; i < this.slots.length; i++) await this.kill(i);
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
