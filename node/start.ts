@@ -16,6 +16,7 @@ import { migratePlatform, PgClient, PgliteClient, type SqlClient } from '../stor
 import { loadAdminToken, type AdminToken } from './admin-token.js';
 import { InvalidConfig, isInMemory, type NodeConfig } from './config.js';
 import { ActorControlPlane } from './actor-gateway.js';
+import { NodeState } from './node-state.js';
 
 export interface RunningNode {
   url: string;
@@ -57,6 +58,11 @@ export async function startNode(config: NodeConfig): Promise<RunningNode> {
   actors.register(projectActor, actorDeps);
   const outbox = new OutboxProcessor(db, log);
   const audit = new BufferedAuditWriter(db, log);
+  const inFlight = { count: 0 };
+  const node = new NodeState({
+    nodeId: config.nodeId, url: null, db, cluster: null,
+    load: () => ({ activations: actors.stats().activations, inFlight: inFlight.count, rssBytes: process.memoryUsage.rss() }),
+  });
 
   const services: Services = {
     db, log, nodeId: config.nodeId,
@@ -67,11 +73,12 @@ export async function startNode(config: NodeConfig): Promise<RunningNode> {
     audit, outbox,
     control: new ActorControlPlane(actors),
     limits: { maxPageSize: config.maxPageSize, maxBatchRows: config.maxBatchRows, idempotencyRetentionMs: config.idempotencyRetentionMs },
+    node,
   };
 
   let http: HttpServer;
   try {
-    http = await startHttpServer(services, config.host, config.port, { maxBodyBytes: config.maxBodyBytes, corsOrigin: config.corsOrigin });
+    http = await startHttpServer(services, config.host, config.port, { maxBodyBytes: config.maxBodyBytes, corsOrigin: config.corsOrigin }, inFlight);
   } catch (err) {
     await db.close();
     throw err;
@@ -81,6 +88,7 @@ export async function startNode(config: NodeConfig): Promise<RunningNode> {
   let stopping: Promise<void> | null = null;
   const stop = (): Promise<void> => {
     stopping ??= (async () => {
+      node.draining = true;
       http.stopListening();
       const deadline = Date.now() + DRAIN_TIMEOUT_MS;
       while (http.inFlight.count > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
@@ -92,5 +100,6 @@ export async function startNode(config: NodeConfig): Promise<RunningNode> {
     })();
     return stopping;
   };
-  return { url: `http://${config.host}:${http.port}`, port: http.port, admin, storage: label, log, services, stop };
+  node.url = `http://${config.host}:${http.port}`;
+  return { url: node.url, port: http.port, admin, storage: label, log, services, stop };
 }

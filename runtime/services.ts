@@ -42,6 +42,25 @@ export interface OutboxKicker {
   kick(): void;
 }
 
+/** A node as seen by health, readiness and the runtime fabric. */
+export interface NodeMember {
+  nodeId: string;
+  startedAt: string;
+  updatedAt: string;
+  url: string | null;
+  load: { activations: number; inFlight: number; rssBytes: number };
+}
+
+export interface NodeStatus {
+  readonly mode: 'single' | 'cluster';
+  /** True once a graceful stop began: readiness fails so balancers stop sending work. */
+  readonly draining: boolean;
+  /** Dependency checks for readiness (storage, NATS). */
+  check(): Promise<{ ok: boolean; checks: Record<string, string> }>;
+  /** Live members of the cluster (just this node in single mode). */
+  members(): Promise<NodeMember[]>;
+}
+
 export interface Limits {
   maxPageSize: number;
   maxBatchRows: number;
@@ -62,4 +81,5 @@ export interface Services {
   readonly outbox: OutboxKicker;
   readonly control: ControlPlaneGateway;
   readonly limits: Limits;
+  readonly node: NodeStatus;
 }

@@ -1,5 +1,6 @@
 import { ENTITY_SPECS } from '../../runtime/operations/entity/index.js';
 import { DISCOVERY_SPECS } from '../../runtime/operations/control/discovery.js';
+import { HEALTH_SPECS } from '../../runtime/operations/control/health.js';
 import { EVENT_SPECS } from '../../runtime/operations/control/events.js';
 import { PROJECT_SPECS } from '../../runtime/operations/control/projects.js';
 import { SCHEMA_SPECS } from '../../runtime/operations/control/schema.js';
@@ -21,7 +22,10 @@ const I = IDENTITY_SPECS as Record<string, OperationSpec>;
 
 /** Every non-entity REST route of the platform. Entity routes are resolved by shape in router.ts. */
 export const STATIC_ROUTES: StaticRoute[] = [
-  { method: 'GET', path: 'health', spec: DISCOVERY_SPECS.health! },
+  { method: 'GET', path: 'health', spec: HEALTH_SPECS.health },
+  { method: 'GET', path: 'health/live', spec: HEALTH_SPECS.live },
+  { method: 'GET', path: 'health/ready', spec: HEALTH_SPECS.ready },
+  { method: 'GET', path: 'RuntimeFabric/:projectId/fabric', spec: HEALTH_SPECS.fabric },
   { method: 'GET', path: 'openapi.json', spec: DISCOVERY_SPECS.openApiJson! },
   { method: 'GET', path: 'openapi.yaml', spec: DISCOVERY_SPECS.openApiYaml! },
 

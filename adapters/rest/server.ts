@@ -15,10 +15,9 @@ export interface HttpServer {
 }
 
 /** Starts the uWS app for REST (and, later, WebSocket/SSE) on host:port. Port 0 picks a free one. */
-export function startHttpServer(services: Services, host: string, port: number, opts: RestOptions): Promise<HttpServer> {
+export function startHttpServer(services: Services, host: string, port: number, opts: RestOptions, inFlight: InFlight = { count: 0 }): Promise<HttpServer> {
   // The fork ships native binaries for Node 16/18/20 only; elsewhere it silently falls back to a slow shim.
   if (typeof (uWS as unknown as { SSLApp?: unknown }).SSLApp !== 'function') throw new Error('uWebSockets.js native binary not available for this Node.js version');
-  const inFlight: InFlight = { count: 0 };
   const app = uWS.App();
   app.any('/*', restHandler(services, opts, inFlight));
   // The typings lack the (host, port, options, cb) overload and app.close(); the binary has both.

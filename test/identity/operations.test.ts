@@ -50,6 +50,7 @@ before(async () => {
     outbox: { kick: () => {} },
     control: stub,
     limits: { maxPageSize: 200, maxBatchRows: 1000, idempotencyRetentionMs: 86_400_000 },
+    node: { mode: 'single', draining: false, check: async () => ({ ok: true, checks: {} }), members: async () => [] },
   };
 });
 after(async () => { await db.close(); });

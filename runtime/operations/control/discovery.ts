@@ -28,8 +28,4 @@ export const DISCOVERY_SPECS: Record<string, OperationSpec> = {
       return { status: 200, body: text, headers: { 'Content-Type': 'application/yaml; charset=utf-8' } };
     },
   },
-  health: {
-    id: 'Platform.Health', authn: 'public', scope: 'none', grants: noGrants,
-    execute: async (ctx) => ({ status: 200, body: { status: 'ok', nodeId: ctx.services.nodeId, correlationId: ctx.inv.correlationId } }),
-  },
 };

@@ -1,0 +1,51 @@
+import type { ClusterBus } from '../cluster/cluster-bus.js';
+import { revokedSessions } from '../runtime/identity/index.js';
+import type { CompiledPublication } from '../runtime/publication/compiled-publication.js';
+import type { GrantSource, PublicationSource, ScopeDirectory } from '../runtime/services.js';
+
+/**
+ * Makes the per-node caches cluster-aware: whatever one node invalidates or
+ * installs locally, it announces on the bus, and every other node drops the
+ * same entries. A missed notice is bounded by each cache's TTL (2–5 s).
+ */
+export function broadcastInvalidations(bus: ClusterBus, caches: { publications: PublicationSource; scopes: ScopeDirectory; grants: GrantSource }): {
+  publications: PublicationSource;
+  scopes: ScopeDirectory;
+  grants: GrantSource;
+} {
+  const { publications, scopes, grants } = caches;
+  bus.subscribe('publication', (p) => publications.invalidate(String(p.projectId)));
+  bus.subscribe('scope', () => scopes.invalidate());
+  bus.subscribe('grants', (p) => grants.invalidate(String(p.projectId)));
+  bus.subscribe('session-revoked', (p) => revokedSessions.add(String(p.sessionId), false));
+  revokedSessions.onRevoked((sessionId) => bus.publish('session-revoked', { sessionId }));
+  return {
+    publications: {
+      current: (t, p, b) => publications.current(t, p, b),
+      install: (pub: CompiledPublication) => {
+        publications.install(pub);
+        bus.publish('publication', { projectId: pub.record.projectId, branch: pub.record.branch, version: pub.version });
+      },
+      invalidate: (projectId) => {
+        publications.invalidate(projectId);
+        bus.publish('publication', { projectId });
+      },
+    },
+    scopes: {
+      tenant: (s) => scopes.tenant(s),
+      project: (t, s) => scopes.project(t, s),
+      branchExists: (p, b) => scopes.branchExists(p, b),
+      invalidate: () => {
+        scopes.invalidate();
+        bus.publish('scope', {});
+      },
+    },
+    grants: {
+      held: (p, s, r) => grants.held(p, s, r),
+      invalidate: (projectId) => {
+        grants.invalidate(projectId);
+        bus.publish('grants', { projectId });
+      },
+    },
+  };
+}
