@@ -27,6 +27,8 @@ export interface ActivationHost {
   readonly counters: { processed: number; failed: number };
   /** The cell holds no activation and nothing is queued: forget it. */
   release(cell: Activation): void;
+  /** The transport's fencing check (cluster lease), or null when every message may run. */
+  readonly admit: ((id: ActorId) => ServiceError | null) | null;
 }
 
 /** One queued message. A class, so every letter has the same hidden shape. */
@@ -42,7 +44,9 @@ class Letter {
 }
 
 const PASSIVATE = 1;
-type SystemMessage = typeof PASSIVATE;
+/** Drop state without deactivate(): another node may own the actor now. */
+const EVICT = 2;
+type SystemMessage = typeof PASSIVATE | typeof EVICT;
 
 class Context<S> implements ActorContext<S> {
   constructor(
@@ -107,7 +111,22 @@ export class Activation implements MailboxProcessor<Letter, SystemMessage> {
     return this.stopped;
   }
 
+  /** This node lost the actor (cluster lease): drop the state after the running turn, without deactivate(). */
+  evict(): void {
+    this.mailbox.postSystem(EVICT);
+  }
+
   async processUser(letter: Letter): Promise<void> {
+    const admit = this.host.admit;
+    if (admit !== null) {
+      const refusal = admit(this.id);
+      if (refusal !== null) {
+        // Not provably the owner: the state may be stale and must not be written back.
+        this.ctx = null;
+        letter.reject(refusal);
+        return;
+      }
+    }
     if (this.ctx === null && !(await this.activate(letter))) return;
     const ctx = this.ctx!;
     const counters = this.host.counters;
@@ -129,8 +148,12 @@ export class Activation implements MailboxProcessor<Letter, SystemMessage> {
     }
   }
 
-  async processSystem(_msg: SystemMessage): Promise<void> {
+  async processSystem(msg: SystemMessage): Promise<void> {
     if (this.ctx === null) return;
+    if (msg === EVICT) {
+      this.ctx = null;
+      return;
+    }
     // Work arrived after the idle timer fired: passivating now would only reload the same state.
     if (!this.stopping && this.mailbox.userCount > 0) return;
     const ctx = this.ctx;

@@ -1,6 +1,6 @@
 import { ServiceError } from '../runtime/errors/service-error.js';
 import type { Logger } from '../runtime/log.js';
-import type { ActorEnvelope, ActorTransport } from '../cluster/transport.js';
+import type { ActorEnvelope, ActorHost, ActorTransport } from '../cluster/transport.js';
 import { Activation, type ActivationHost, type AnyHandler, type KindEntry } from './activation.js';
 import { ACTOR_KIND_PATTERN, ActorId } from './actor-id.js';
 import type { ActorDefinition } from './define.js';
@@ -53,7 +53,7 @@ export interface ActorSystemStats {
  * turns, passivation when idle, and supervision. Where an actor lives is the
  * transport's business; ask/tell always go through it, even to a local actor.
  */
-export class ActorSystem {
+export class ActorSystem implements ActorHost {
   readonly nodeId: string;
   private readonly log: Logger;
   private readonly transport: ActorTransport;
@@ -74,14 +74,18 @@ export class ActorSystem {
     this.idleMs = opts.idleMs;
     this.askTimeoutMs = opts.askTimeoutMs;
     const cells = this.cells;
+    const transport = opts.transport;
     this.host = {
       system: this,
       log: this.log,
       maxMessagesPerTurn: opts.maxMessagesPerTurn,
       counters: this.counters,
       release(cell) {
-        if (cells.get(cell.id.str) === cell) cells.delete(cell.id.str);
+        if (cells.get(cell.id.str) !== cell) return;
+        cells.delete(cell.id.str);
+        transport.activationEnded?.(cell.id);
       },
+      admit: typeof transport.admit === 'function' ? transport.admit.bind(transport) : null,
     };
     opts.transport.bind(this);
   }
@@ -110,6 +114,8 @@ export class ActorSystem {
 
   ask<R = unknown>(id: ActorId, type: string, payload: unknown, opts?: AskOptions): Promise<R> {
     if (this.stopped) return Promise.reject(systemStopped(this.nodeId));
+    const refusal = this.refuse(id.kind, type);
+    if (refusal !== null) return Promise.reject(refusal);
     const timeoutMs = opts?.timeoutMs ?? this.askTimeoutMs;
     const envelope: ActorEnvelope = { target: id, type, payload, correlationId: opts?.correlationId };
     return new Promise<R>((resolve, reject) => {
@@ -141,8 +147,10 @@ export class ActorSystem {
       this.log.warn('actor tell dropped', { actor: id.str, type, reasonCode: ActorReason.SystemStopped });
       return;
     }
+    const refusal = this.refuse(id.kind, type);
     const envelope: ActorEnvelope = { target: id, type, payload, correlationId: undefined };
-    this.transport.request(envelope, this.askTimeoutMs).then(undefined, (err: unknown) => this.tellFailed(id, type, err));
+    const sent = refusal === null ? this.transport.request(envelope, this.askTimeoutMs) : Promise.reject(refusal);
+    sent.then(undefined, (err: unknown) => this.tellFailed(id, type, err));
   }
 
   /** Called by transports to run a message on a local activation. */
@@ -169,6 +177,17 @@ export class ActorSystem {
       this.cells.set(id.str, cell);
     }
     return cell.enqueue(msg.type, handler, msg.payload, msg.correlationId);
+  }
+
+  /**
+   * Called by transports: drop the local activation of `id` without
+   * deactivate() because this node no longer owns it (cluster lease lost).
+   */
+  evict(id: ActorId): void {
+    const cell = this.cells.get(id.str);
+    if (cell === undefined) return;
+    this.log.warn('actor evicted', { actor: id.str });
+    cell.evict();
   }
 
   stats(): ActorSystemStats {
@@ -200,6 +219,17 @@ export class ActorSystem {
     await Promise.all(Array.from(this.cells.values(), (cell) => cell.stop()));
     await this.transport.close();
     this.log.info('actor system stopped', { processed: this.counters.processed, failed: this.counters.failed });
+  }
+
+  /**
+   * Checked where a message is sent, not only where it runs: an unknown kind
+   * or message fails without a network hop, and a cluster node never claims
+   * an actor for a message it would refuse.
+   */
+  private refuse(kind: string, type: string): ServiceError | null {
+    const entry = this.kinds.get(kind);
+    if (entry === undefined) return unknownKind(kind);
+    return entry.handlers.has(type) ? null : unknownMessage(kind, type);
   }
 
   private tellFailed(id: ActorId, type: string, err: unknown): void {

@@ -4,6 +4,7 @@ import type { Actor, ProjectRow, TenantRow } from './operations/types.js';
 import type { CompiledPublication } from './publication/compiled-publication.js';
 import type { AuditRow } from './pipeline/evidence.js';
 import type { ControlPlaneGateway } from './control/gateway.js';
+import type { EventTailSource } from './events/event-tail.js';
 
 /** Verifies a project user's access token (stage 1). Null when the token is not valid. */
 export interface TokenVerifier {
@@ -81,5 +82,7 @@ export interface Services {
   readonly outbox: OutboxKicker;
   readonly control: ControlPlaneGateway;
   readonly limits: Limits;
+  /** Follows a project's event log for `GET /api/events/tail`. Absent: a SqlEventTail over `db` (embedded mode's log). Cluster: a LogEventTail over JetStream. */
+  readonly eventTail?: EventTailSource;
   readonly node: NodeStatus;
 }

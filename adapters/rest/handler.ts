@@ -69,7 +69,9 @@ export function restHandler(services: Services, opts: RestOptions, inFlight: InF
       reading = false;
       if (bytes === null) {
         inFlight.count--;
-        target.closeConnection = true;
+        // Lingering close: answer now and keep the connection, so uWS discards the rest of
+        // the chunked body instead of resetting a client that is still sending (which can
+        // make it lose the 413). Nothing more is buffered.
         return writeError(target, tooLarge(opts.maxBodyBytes), basePath);
       }
       void run(services, meta, matched, basePath, bytes, target).finally(() => inFlight.count--);

@@ -103,3 +103,15 @@ export async function readEvent(db: SqlExecutor, projectId: string, id: string):
   const res = await db.query<Row>(`SELECT ${COLUMNS} FROM ${S}.events WHERE project_id = $1 AND id = $2::uuid`, [projectId, id]);
   return res.rows[0] === undefined ? null : toEnvelope(res.rows[0]);
 }
+
+/** A project's events after `afterSeq` in log order, each with its seq (the tail's resumable position). */
+export async function eventsAfter(db: SqlExecutor, projectId: string, afterSeq: string, limit: number): Promise<Array<{ seq: string; event: EventEnvelope }>> {
+  const res = await db.query<Row>(`SELECT ${COLUMNS} FROM ${S}.events WHERE project_id = $1 AND seq > $2::bigint ORDER BY seq LIMIT ${limit}`, [projectId, afterSeq]);
+  return res.rows.map((r) => ({ seq: r.seq, event: toEnvelope(r) }));
+}
+
+/** The last seq of a project's events ('0' when it has none). */
+export async function lastEventSeq(db: SqlExecutor, projectId: string): Promise<string> {
+  const res = await db.query<{ seq: string | null }>(`SELECT max(seq) AS seq FROM ${S}.events WHERE project_id = $1`, [projectId]);
+  return res.rows[0]?.seq ?? '0';
+}

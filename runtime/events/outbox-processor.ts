@@ -1,28 +1,93 @@
 import { PLATFORM_SCHEMA, type SqlClient } from '../../storage/index.js';
 import type { Logger } from '../log.js';
 import type { OutboxKicker } from '../services.js';
+import { NO_EVENT_SINK, type EventSink } from './event-sink.js';
+import type { EventEnvelope } from './event-store.js';
 
 const S = PLATFORM_SCHEMA;
+/** Rows per batch: one SQL transaction and one pipelined publish of this many events. */
 const BATCH = 500;
 /** Sweep for rows nobody kicked for (a crash between commit and kick, another node's rows). */
 const SWEEP_EVERY_MS = 500;
 
+export interface OutboxProcessorOptions {
+  /** Where batches are published before the rows are retired. Default: none (embedded: the SQL table is the log). */
+  sink?: EventSink;
+  /** Rows per batch. Default 500. */
+  batchSize?: number;
+}
+
+export interface OutboxStats {
+  /** Outbox rows retired into the log. */
+  moved: number;
+  /** Batches committed. */
+  batches: number;
+  /** Batches rolled back (publish or SQL failure); their rows stay for the next drain. */
+  failures: number;
+}
+
+interface OutboxRow {
+  seq: string;
+  event_id: string;
+  type: string;
+  tenant_id: string;
+  project_id: string;
+  branch: string;
+  entity: string | null;
+  entity_id: string | null;
+  changed_fields: unknown;
+  correlation_id: string;
+  publication_version: string;
+  occurred_at: string;
+}
+
+/** The envelope the log and the projection both carry (the projection builds the same `data` in SQL below). */
+const toEnvelope = (r: OutboxRow): EventEnvelope => ({
+  id: r.event_id,
+  type: r.type,
+  occurredAt: r.occurred_at,
+  tenantId: r.tenant_id,
+  projectId: r.project_id,
+  publicationVersion: Number(r.publication_version),
+  correlationId: r.correlation_id,
+  data: { entity: r.entity, entityId: r.entity_id, changedFields: r.changed_fields, branch: r.branch },
+});
+
 /**
  * Moves committed outbox rows into the event log with the spec's envelope.
- * One statement per batch deletes from the outbox and inserts into the log,
- * so a row is moved exactly once; `ON CONFLICT (id) DO NOTHING` makes a
- * replayed batch harmless. Embedded mode's event log is this SQL table; the
- * cluster issue swaps in a JetStream stream behind the same drain loop.
+ * A batch is one SQL transaction: lock the oldest rows (SKIP LOCKED), publish
+ * them to the sink and wait for its acks, insert them into the queryable
+ * projection `events` (ON CONFLICT DO NOTHING), delete them from the outbox,
+ * commit. A failed publish or commit rolls back and the rows are published
+ * again by a later drain: at-least-once, made effectively once by the log's
+ * dedupe on the event id. The projection is only written after the log
+ * acknowledged, so it never shows an event the log lacks.
+ *
+ * Embedded mode runs it with start() (its own sweep) and no sink; cluster
+ * mode runs drain() inside the outbox singleton actor (actors/outbox).
  */
 export class OutboxProcessor implements OutboxKicker {
   private scheduled = false;
-  private running: Promise<void> | null = null;
+  private running: Promise<number> | null = null;
   private timer: NodeJS.Timeout | null = null;
   private stopped = false;
-  moved = 0;
+  private readonly sink: EventSink;
+  private readonly batchSize: number;
+  private readonly listeners = new Set<() => void>();
+  readonly stats: OutboxStats = { moved: 0, batches: 0, failures: 0 };
 
-  constructor(private readonly db: SqlClient, private readonly log: Logger) {}
+  constructor(private readonly db: SqlClient, private readonly log: Logger, opts: OutboxProcessorOptions = {}) {
+    this.sink = opts.sink ?? NO_EVENT_SINK;
+    this.batchSize = opts.batchSize ?? BATCH;
+    if (!Number.isInteger(this.batchSize) || this.batchSize < 1 || this.batchSize > 10_000) throw new Error('outbox batchSize must be 1..10000');
+  }
 
+  /** Rows moved so far (kept for callers of the earlier API). */
+  get moved(): number {
+    return this.stats.moved;
+  }
+
+  /** Embedded mode: drain on every kick and on a sweep timer. */
   start(): void {
     this.timer = setInterval(() => this.kick(), SWEEP_EVERY_MS);
     this.timer.unref();
@@ -38,37 +103,71 @@ export class OutboxProcessor implements OutboxKicker {
     });
   }
 
-  /** Drains until the outbox is empty; concurrent calls share one run. */
-  drain(): Promise<void> {
+  /** Called after each committed batch (tails wake up instead of waiting for their next poll). */
+  onCommitted(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /**
+   * Drains until the outbox is empty; concurrent calls share one run.
+   * Resolves with the rows moved by that run; never rejects (a failure is
+   * logged and the rows wait for the next drain).
+   */
+  drain(): Promise<number> {
     if (this.running !== null) return this.running;
     this.running = (async () => {
+      let moved = 0;
       try {
-        while ((await this.moveBatch()) === BATCH) {
-          /* keep going */
+        for (;;) {
+          const n = await this.moveBatch();
+          moved += n;
+          if (n < this.batchSize) break;
         }
       } catch (err) {
+        this.stats.failures++;
         this.log.warn('outbox drain failed; will retry', { error: err instanceof Error ? err.message : String(err) });
       } finally {
         this.running = null;
       }
+      return moved;
     })();
     return this.running;
   }
 
   private async moveBatch(): Promise<number> {
-    const res = await this.db.query(
-      `WITH moved AS (
-         DELETE FROM ${S}.outbox WHERE seq IN (SELECT seq FROM ${S}.outbox ORDER BY seq LIMIT ${BATCH} FOR UPDATE SKIP LOCKED)
-         RETURNING seq, event_id, type, tenant_id, project_id, branch, entity, entity_id, changed_fields, correlation_id, publication_version, occurred_at)
-       INSERT INTO ${S}.events (id, type, tenant_id, project_id, entity, correlation_id, publication_version, occurred_at, data)
-       SELECT event_id, type, tenant_id, project_id, entity, correlation_id, publication_version, occurred_at,
-              jsonb_build_object('entity', entity, 'entityId', entity_id, 'changedFields', changed_fields, 'branch', branch)
-       FROM moved ORDER BY seq
-       ON CONFLICT (id) DO NOTHING
-       RETURNING id`,
-    );
-    this.moved += res.rowCount;
-    return res.rowCount;
+    const n = await this.db.transaction(async (tx) => {
+      const rows = (await tx.query<OutboxRow>(
+        `SELECT seq, event_id, type, tenant_id, project_id, branch, entity, entity_id, changed_fields, correlation_id, publication_version, occurred_at
+         FROM ${S}.outbox ORDER BY seq LIMIT ${this.batchSize} FOR UPDATE SKIP LOCKED`,
+      )).rows;
+      if (rows.length === 0) return 0;
+      await this.sink.publish(rows.map(toEnvelope));
+      await tx.query(
+        `WITH moved AS (
+           DELETE FROM ${S}.outbox WHERE seq = ANY($1::bigint[])
+           RETURNING seq, event_id, type, tenant_id, project_id, branch, entity, entity_id, changed_fields, correlation_id, publication_version, occurred_at)
+         INSERT INTO ${S}.events (id, type, tenant_id, project_id, entity, correlation_id, publication_version, occurred_at, data)
+         SELECT event_id, type, tenant_id, project_id, entity, correlation_id, publication_version, occurred_at,
+                jsonb_build_object('entity', entity, 'entityId', entity_id, 'changedFields', changed_fields, 'branch', branch)
+         FROM moved ORDER BY seq
+         ON CONFLICT (id) DO NOTHING`,
+        [rows.map((r) => r.seq)],
+      );
+      return rows.length;
+    });
+    if (n > 0) {
+      this.stats.moved += n;
+      this.stats.batches++;
+      for (const l of this.listeners) {
+        try {
+          l();
+        } catch (err) {
+          this.log.warn('outbox listener failed', { error: String(err) });
+        }
+      }
+    }
+    return n;
   }
 
   /** Stops the sweep and moves whatever is left. */

@@ -1,0 +1,734 @@
+/**
+ * Cluster fault tests (issue 3): a real 3-server NATS cluster with JetStream,
+ * two Plinth nodes as real processes (`node dist/main.js`) on one fresh
+ * PostgreSQL database, and the faults the issue names:
+ *   a. either node gives the same answers; a schema change on one is served by the other
+ *   b. kill -9 a Plinth node during a stream of writes
+ *   c. kill -9 a NATS server (the JetStream meta leader) during writes and control-plane calls
+ *   d. terminate every PostgreSQL backend of the database, several times, during writes
+ *   e. both nodes racing to activate the same actor
+ * Each scenario prints one count line (`[faults] b. …`).
+ *
+ * Needs nats-server (NATS_SERVER_BIN, default /usr/sbin/nats-server) and
+ * TEST_DATABASE_URL. Without them the suite is skipped locally, and fails when CI=true.
+ * Node logs are kept in a temp file, printed when a scenario fails.
+ */
+import assert from 'node:assert/strict';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { jetstream, jetstreamManager, type JsMsg } from '@nats-io/jetstream';
+import { unpack } from 'msgpackr';
+import pg from 'pg';
+import { collectionName } from '../../runtime/publication/naming.js';
+import { NatsCluster, NATS_SERVER_BIN, natsServerAvailable } from '../support/nats-cluster.js';
+import { reapPlinthProcesses, startPlinthProcess, type PlinthProcess } from '../support/plinth-process.js';
+import { createTestDatabase, TEST_DATABASE_URL } from '../support/server.js';
+
+const STREAM = process.env.PLINTH_EVENTS_STREAM ?? 'PLINTH_EVENTS';
+const CI = process.env.CI === 'true';
+/** How long a request may take before the test calls it hung (a fault must produce an answer, not a hang). */
+const REQUEST_TIMEOUT_MS = 20_000;
+/** Events of committed writes must reach the log within this (covers a lease TTL for the outbox singleton). */
+const EVENTS_DEADLINE_MS = 60_000;
+/** A schema change on one node must be served by the other within this. */
+const PROPAGATION_BOUND_MS = 10_000;
+/** After a NATS server dies, actor-routed calls must work again within this. */
+const NATS_RECOVERY_BOUND_MS = 20_000;
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+const report = (line: string): void => console.log(`[faults] ${line}`);
+
+// ---------------------------------------------------------------- HTTP
+
+interface Res {
+  status: number; // 0: no HTTP answer (refused, reset, timed out)
+  body: any;
+  text: string;
+  error?: string;
+  ms: number;
+}
+
+async function call(baseUrl: string, method: string, path: string, opts: { body?: unknown; headers?: Record<string, string>; timeoutMs?: number } = {}): Promise<Res> {
+  const t0 = Date.now();
+  const headers: Record<string, string> = { ...opts.headers };
+  let payload: string | undefined;
+  if (opts.body !== undefined) {
+    payload = JSON.stringify(opts.body);
+    headers['content-type'] = 'application/json';
+  }
+  try {
+    const res = await fetch(baseUrl + path, { method, headers, body: payload, signal: AbortSignal.timeout(opts.timeoutMs ?? REQUEST_TIMEOUT_MS) });
+    const text = await res.text();
+    let body: unknown;
+    try {
+      body = text === '' ? undefined : JSON.parse(text);
+    } catch {
+      body = undefined;
+    }
+    return { status: res.status, body, text, ms: Date.now() - t0 };
+  } catch (err) {
+    const e = err as Error & { cause?: { code?: string } };
+    return { status: 0, body: undefined, text: '', error: `${e.name}: ${e.cause?.code ?? e.message}`, ms: Date.now() - t0 };
+  }
+}
+
+const is2xx = (r: Res): boolean => r.status >= 200 && r.status < 300;
+const errCode = (r: Res): string => String(r.body?.error?.code ?? (r.status === 0 ? `NO_ANSWER(${r.error})` : `HTTP_${r.status}`));
+const isRetryable = (r: Res): boolean => r.status === 503 && r.body?.error?.retryable === true;
+const brief = (r: Res): string => (r.status === 0 ? `no answer (${r.error}, ${r.ms} ms)` : `${r.status} ${r.text.slice(0, 300)}`);
+
+/** Polls `probe` until it returns true or the deadline passes; returns the elapsed ms or null. */
+async function pollUntil(deadlineMs: number, probe: () => Promise<boolean>, everyMs = 100): Promise<number | null> {
+  const t0 = Date.now();
+  while (Date.now() - t0 < deadlineMs) {
+    if (await probe()) return Date.now() - t0;
+    await sleep(everyMs);
+  }
+  return null;
+}
+
+// ---------------------------------------------------------------- writes
+
+interface WriteResult {
+  i: number;
+  tag: string;
+  node: string;
+  correlationId: string;
+  res: Res;
+  sentAt: number;
+}
+
+interface StreamOptions {
+  entityPath: string;
+  tagPrefix: string;
+  /** Upper bound of writes. */
+  total: number;
+  concurrency: number;
+  /** Base URL for write i (called at send time), with the node's id for the report. */
+  target: (i: number) => { url: string; nodeId: string };
+  /** Called before write i is sent (e.g. to fire a fault midway). */
+  beforeWrite?: (i: number) => void;
+  /** Stop issuing new writes once this returns true. */
+  stop?: () => boolean;
+  /** Pause per worker between writes. */
+  pauseMs?: number;
+}
+
+/** A stream of creates (`{ tag }`) with bounded concurrency; every result is recorded. */
+async function writeStream(headers: Record<string, string>, o: StreamOptions): Promise<WriteResult[]> {
+  const out: WriteResult[] = [];
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    for (;;) {
+      if (o.stop?.() === true) return;
+      const i = next++;
+      if (i >= o.total) return;
+      o.beforeWrite?.(i);
+      const { url, nodeId } = o.target(i);
+      const tag = `${o.tagPrefix}-${i}`;
+      const correlationId = `w-${tag}-${randomUUID().slice(0, 8)}`;
+      const sentAt = Date.now();
+      const res = await call(url, 'POST', `/api/${o.entityPath}`, { body: { tag }, headers: { ...headers, 'x-service-correlation-id': correlationId } });
+      out.push({ i, tag, node: nodeId, correlationId, res, sentAt });
+      if (o.pauseMs !== undefined) await sleep(o.pauseMs);
+    }
+  };
+  await Promise.all(Array.from({ length: o.concurrency }, worker));
+  return out.sort((a, b) => a.i - b.i);
+}
+
+// ---------------------------------------------------------------- event log in JetStream
+
+interface StreamScan {
+  messages: number;
+  /** Message id (Nats-Msg-Id, else the payload's id) → occurrences. */
+  byId: Map<string, number>;
+  /** Entity row id (payload data.entityId when decodable) → event ids. */
+  byEntityId: Map<string, string[]>;
+  decoded: number;
+}
+
+function decodePayload(data: Uint8Array): Record<string, any> | null {
+  try {
+    const v = JSON.parse(new TextDecoder().decode(data)) as unknown;
+    if (typeof v === 'object' && v !== null) return v as Record<string, any>;
+  } catch {
+    /* not JSON */
+  }
+  try {
+    const v = unpack(data) as unknown;
+    if (typeof v === 'object' && v !== null) return v as Record<string, any>;
+  } catch {
+    /* not msgpack */
+  }
+  return null;
+}
+
+/** Reads the whole stream with an ordered consumer (bounded); retried from scratch on a transient error. */
+async function scanStream(nc: NatsConnection, deadlineMs = 30_000): Promise<StreamScan> {
+  const deadline = Date.now() + deadlineMs;
+  let lastErr: unknown = null;
+  while (Date.now() < deadline) {
+    try {
+      const jsm = await jetstreamManager(nc, { timeout: 5_000 });
+      const info = await jsm.streams.info(STREAM);
+      const total = info.state.messages;
+      const scan: StreamScan = { messages: total, byId: new Map(), byEntityId: new Map(), decoded: 0 };
+      if (total === 0) return scan;
+      const js = jetstream(nc, { timeout: 5_000 });
+      const consumer = await js.consumers.get(STREAM);
+      let got = 0;
+      while (got < total) {
+        if (Date.now() > deadline) throw new Error(`stream scan: read ${got} of ${total} messages before the deadline`);
+        const batch = await consumer.fetch({ max_messages: Math.min(500, total - got), expires: 3_000 });
+        let n = 0;
+        for await (const m of batch as AsyncIterable<JsMsg>) {
+          n++;
+          got++;
+          const payload = decodePayload(m.data);
+          const id = m.headers?.get('Nats-Msg-Id') || (typeof payload?.id === 'string' ? payload.id : `seq:${m.seq}`);
+          scan.byId.set(id, (scan.byId.get(id) ?? 0) + 1);
+          const entityId = payload?.data?.entityId ?? payload?.entityId;
+          if (typeof entityId === 'string') {
+            scan.decoded++;
+            const list = scan.byEntityId.get(entityId) ?? [];
+            list.push(id);
+            scan.byEntityId.set(entityId, list);
+          }
+          if (got >= total) break;
+        }
+        if (n === 0) throw new Error(`stream scan: fetch returned nothing at ${got} of ${total}`);
+      }
+      return scan;
+    } catch (err) {
+      lastErr = err;
+      await sleep(500);
+    }
+  }
+  throw new Error(`could not read stream ${STREAM}: ${lastErr instanceof Error ? lastErr.message : String(lastErr)}`);
+}
+
+// ---------------------------------------------------------------- the suite
+
+const missing: string[] = [];
+if (!natsServerAvailable()) missing.push(`nats-server (not found at ${NATS_SERVER_BIN}; apt-get install nats-server, or set NATS_SERVER_BIN)`);
+if (TEST_DATABASE_URL === null) missing.push('TEST_DATABASE_URL (e.g. postgres://postgres@127.0.0.1:5432/postgres)');
+
+if (missing.length > 0 && CI) {
+  describe('cluster faults', () => {
+    it('has its prerequisites (CI=true never skips)', () => {
+      assert.fail(`the cluster fault tests need ${missing.join(' and ')}`);
+    });
+  });
+} else if (missing.length > 0) {
+  describe('cluster faults', { skip: `needs ${missing.join(' and ')}` }, () => {
+    it('skipped', () => {});
+  });
+} else {
+  describe('cluster faults: 3 NATS servers, 2 Plinth nodes, one PostgreSQL database', { timeout: 300_000 }, () => {
+    const adminToken = `faults-admin-${randomBytes(12).toString('hex')}`;
+    const logDir = mkdtempSync(join(tmpdir(), 'plinth-faults-'));
+    let nats: NatsCluster;
+    let db: { url: string; drop(): Promise<void> };
+    let pool: pg.Pool;
+    let nc: NatsConnection;
+    const nodes: Array<PlinthProcess | null> = [null, null];
+    const NODE_IDS = ['faults-a', 'faults-b'];
+    const pastOutput: string[] = ['', ''];
+    let tenant = '';
+    let tenantId = '';
+    let projectId = '';
+    let schemaName = '';
+    let scoped: Record<string, string> = {};
+    const adminHeaders = { authorization: `Bearer ${adminToken}` };
+
+    const node = (i: number): PlinthProcess => {
+      const n = nodes[i];
+      if (n === null || n === undefined) throw new Error(`node ${NODE_IDS[i]} is not running`);
+      return n;
+    };
+    const url = (i: number): string => node(i).url;
+    const target = (i: number) => ({ url: url(i % 2), nodeId: NODE_IDS[i % 2]! });
+
+    async function startNodeProcess(i: number): Promise<PlinthProcess> {
+      const p = await startPlinthProcess({
+        databaseUrl: db.url, natsUrl: nats.natsUrl, adminToken, nodeId: NODE_IDS[i]!,
+        env: { DB_POOL_SIZE: '5', GRPC_PORT: '0', LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'warn' },
+        echo: process.env.FAULTS_ECHO === '1',
+      });
+      nodes[i] = p;
+      return p;
+    }
+
+    async function waitReady(i: number, deadlineMs = 30_000): Promise<number> {
+      let last: Res | null = null;
+      const ms = await pollUntil(deadlineMs, async () => {
+        last = await call(url(i), 'GET', '/api/health/ready', { timeoutMs: 5_000 });
+        return last.status === 200;
+      }, 200);
+      if (ms === null) throw new Error(`${NODE_IDS[i]} not ready within ${deadlineMs} ms: ${last === null ? '-' : brief(last)}`);
+      return ms;
+    }
+
+    /** Restarts any node a previous scenario left dead, so one failure does not cascade. */
+    async function ensureNodes(): Promise<void> {
+      for (let i = 0; i < 2; i++) {
+        const n = nodes[i];
+        if (n === null || n === undefined || !n.alive()) {
+          if (n !== null && n !== undefined) pastOutput[i] += n.output();
+          await startNodeProcess(i);
+          await waitReady(i);
+        }
+      }
+    }
+
+    function dumpLogs(): string {
+      const parts: string[] = [];
+      for (let i = 0; i < 2; i++) {
+        const all = pastOutput[i]! + (nodes[i]?.output() ?? '');
+        const file = join(logDir, `${NODE_IDS[i]}.log`);
+        writeFileSync(file, all);
+        parts.push(`--- ${NODE_IDS[i]} (full log: ${file}), last lines ---\n${all.slice(-4000)}`);
+      }
+      return parts.join('\n');
+    }
+
+    /** Runs a scenario; on failure prints the nodes' logs before rethrowing. */
+    async function scenario(fn: () => Promise<void>): Promise<void> {
+      try {
+        await ensureNodes();
+        await fn();
+      } catch (err) {
+        console.error(dumpLogs());
+        throw err;
+      }
+    }
+
+    async function sql<T extends pg.QueryResultRow = any>(text: string, params: unknown[] = []): Promise<T[]> {
+      let lastErr: unknown;
+      for (let attempt = 0; attempt < 10; attempt++) {
+        try {
+          return (await pool.query<T>(text, params)).rows;
+        } catch (err) {
+          lastErr = err;
+          await sleep(200);
+        }
+      }
+      throw lastErr;
+    }
+
+    async function defineEntity(i: number, entityName: string, fields: unknown[], headers = scoped): Promise<Res> {
+      return call(url(i), 'POST', '/api/Schema/entities', { body: { entityName, fields }, headers, timeoutMs: 60_000 });
+    }
+
+    /** Every event of one entity in the project, through the HTTP API of node `via`. */
+    async function apiEvents(via: number, entity: string): Promise<any[]> {
+      const out: any[] = [];
+      let cursor: string | undefined;
+      const filter = encodeURIComponent(JSON.stringify({ entity }));
+      for (let guard = 0; guard < 500; guard++) {
+        const r = await call(url(via), 'GET', `/api/events?pageSize=200&filter=${filter}${cursor === undefined ? '' : `&cursor=${encodeURIComponent(cursor)}`}`, { headers: scoped });
+        if (r.status !== 200) throw new Error(`GET /api/events on ${NODE_IDS[via]}: ${brief(r)}`);
+        out.push(...(r.body.data as any[]));
+        cursor = r.body.page?.next;
+        if (cursor === undefined) return out;
+      }
+      throw new Error('event paging did not end');
+    }
+
+    interface Verdict {
+      line: string;
+      sent: number;
+      acked: number;
+      found: number;
+      events: number;
+      duplicates: number;
+      missingRows: string[];
+      missingEvents: string[];
+      rowsWithoutEvent: string[];
+      eventsWithoutRow: string[];
+      notInStream: string[];
+      committedDespiteError: number;
+      catchUpMs: number | null;
+    }
+
+    /**
+     * The invariants of every write scenario: each 2xx write is a row; each row of
+     * the entity (acknowledged or not) has exactly one created event in the log
+     * (HTTP API) and that event id is in the JetStream stream exactly once; no
+     * event names a row that does not exist.
+     */
+    async function verifyWrites(entity: string, writes: WriteResult[], via: number): Promise<Verdict> {
+      const table = `"${schemaName}"."${entity}"`;
+      const rows = await sql<{ id: string; tag: string }>(`SELECT id::text AS id, tag FROM ${table}`);
+      const rowByTag = new Map(rows.map((r) => [r.tag, r.id]));
+      const rowIds = new Set(rows.map((r) => r.id));
+      const acked = writes.filter((w) => is2xx(w.res));
+      const missingRows = acked.filter((w) => rowByTag.get(w.tag) !== w.res.body?.data?.id).map((w) => w.tag);
+      const failedTags = new Set(writes.filter((w) => !is2xx(w.res)).map((w) => w.tag));
+      const committedDespiteError = rows.filter((r) => failedTags.has(r.tag)).length;
+
+      // Events are drained asynchronously (outbox → JetStream): wait until every row has one.
+      const createdType = `entity.${entity}.created`;
+      let events: any[] = [];
+      const catchUpMs = await pollUntil(EVENTS_DEADLINE_MS, async () => {
+        try {
+          events = (await apiEvents(via, entity)).filter((e) => e.type === createdType);
+        } catch {
+          return false;
+        }
+        const have = new Set(events.map((e) => e.data?.entityId));
+        return rows.every((r) => have.has(r.id));
+      }, 250);
+      const perEntity = new Map<string, string[]>();
+      for (const e of events) {
+        const list = perEntity.get(e.data?.entityId) ?? [];
+        list.push(e.id);
+        perEntity.set(e.data?.entityId, list);
+      }
+      const eventIds = events.map((e) => e.id as string);
+      const apiDuplicateIds = eventIds.length - new Set(eventIds).size;
+      const rowsWithoutEvent = rows.filter((r) => (perEntity.get(r.id)?.length ?? 0) === 0).map((r) => r.tag);
+      const multiEventRows = rows.filter((r) => (perEntity.get(r.id)?.length ?? 0) > 1).map((r) => r.tag);
+      const eventsWithoutRow = events.filter((e) => !rowIds.has(e.data?.entityId)).map((e) => `${e.id}→${e.data?.entityId}`);
+      const missingEvents = acked.filter((w) => (perEntity.get(w.res.body?.data?.id)?.length ?? 0) !== 1).map((w) => w.tag);
+
+      const scan = await scanStream(nc);
+      const notInStream = eventIds.filter((id) => (scan.byId.get(id) ?? 0) === 0);
+      const streamDuplicates = eventIds.filter((id) => (scan.byId.get(id) ?? 0) > 1).length;
+      // Decodable payloads: no row may have two distinct event ids in the stream either.
+      let streamEntityDuplicates = 0;
+      for (const r of rows) if ((scan.byEntityId.get(r.id)?.length ?? 0) > 1) streamEntityDuplicates++;
+      const duplicates = apiDuplicateIds + multiEventRows.length + streamDuplicates + streamEntityDuplicates;
+      const found = acked.length - missingRows.length;
+      const line =
+        `writes sent=${writes.length}, acknowledged=${acked.length}, found=${found}, rowsInDb=${rows.length}, ` +
+        `events=${acked.length - missingEvents.length}/${acked.length} (log total ${events.length}, in stream ${eventIds.length - notInStream.length}), ` +
+        `duplicates=${duplicates}, rowsWithoutEvent=${rowsWithoutEvent.length}, eventsWithoutRow=${eventsWithoutRow.length}, ` +
+        `committedDespiteError=${committedDespiteError}, eventsCaughtUpIn=${catchUpMs === null ? 'TIMEOUT' : `${catchUpMs}ms`}`;
+      return { line, sent: writes.length, acked: acked.length, found, events: acked.length - missingEvents.length, duplicates, missingRows, missingEvents, rowsWithoutEvent, eventsWithoutRow, notInStream, committedDespiteError, catchUpMs };
+    }
+
+    function assertVerdict(v: Verdict): void {
+      assert.deepEqual(v.missingRows, [], `acknowledged writes missing from the database: ${v.missingRows.slice(0, 10).join(', ')}`);
+      assert.deepEqual(v.missingEvents, [], `acknowledged writes without exactly one event: ${v.missingEvents.slice(0, 10).join(', ')}`);
+      assert.deepEqual(v.rowsWithoutEvent, [], `rows without an event (half-applied): ${v.rowsWithoutEvent.slice(0, 10).join(', ')}`);
+      assert.deepEqual(v.eventsWithoutRow, [], `events without a row (half-applied): ${v.eventsWithoutRow.slice(0, 10).join(', ')}`);
+      assert.deepEqual(v.notInStream, [], `events of the log missing from JetStream stream ${STREAM}: ${v.notInStream.slice(0, 10).join(', ')}`);
+      assert.equal(v.duplicates, 0, 'duplicate events');
+    }
+
+    function statusHistogram(results: Res[]): string {
+      const h = new Map<string, number>();
+      for (const r of results) {
+        const k = is2xx(r) ? String(r.status) : `${r.status === 0 ? 'none' : r.status}:${errCode(r)}${isRetryable(r) ? '(retryable)' : ''}`;
+        h.set(k, (h.get(k) ?? 0) + 1);
+      }
+      return [...h.entries()].map(([k, v]) => `${k}×${v}`).join(' ');
+    }
+
+    before(async () => {
+      const t0 = Date.now();
+      nats = await NatsCluster.start(3);
+      db = await createTestDatabase();
+      pool = new pg.Pool({ connectionString: db.url, max: 3 });
+      pool.on('error', () => {
+        /* idle clients die when scenario d terminates backends; the next query reconnects */
+      });
+      nc = await connect({ servers: nats.urls, maxReconnectAttempts: -1, reconnectTimeWait: 250, name: 'faults-test' });
+      // Both nodes start at once on the empty database: migrations and stream/bucket creation race too.
+      await Promise.all([startNodeProcess(0), startNodeProcess(1)]);
+      await Promise.all([waitReady(0), waitReady(1)]);
+
+      tenant = `f${randomUUID().slice(0, 8)}`;
+      const t = await call(url(0), 'POST', '/api/TenantRecord', { body: { slug: tenant, name: 'Faults' }, headers: adminHeaders });
+      assert.equal(t.status, 201, brief(t));
+      tenantId = t.body.data.id;
+      const p = await call(url(0), 'POST', '/api/projects/create', { body: { tenant, slug: 'app', name: 'App' }, headers: adminHeaders });
+      assert.equal(p.status, 201, brief(p));
+      projectId = p.body.data.id;
+      scoped = { ...adminHeaders, 'x-service-tenant': tenant, 'x-service-project': 'app' };
+      for (const name of ['Note', 'Payment', 'Invoice', 'Receipt']) {
+        const fields = name === 'Note' ? [{ name: 'text', type: 'String', nullable: false }] : [{ name: 'tag', type: 'String', nullable: false, unique: true }];
+        const r = await defineEntity(0, name, fields);
+        assert.equal(r.status, 201, `define ${name}: ${brief(r)}`);
+      }
+      schemaName = (await sql<{ schema_name: string }>(`SELECT schema_name FROM plinth.branches WHERE project_id = $1 AND name = 'main'`, [projectId]))[0]!.schema_name;
+      report(`setup: NATS ${nats.natsUrl}, nodes ${url(0)} ${url(1)}, database ${new URL(db.url).pathname.slice(1)}, ${Date.now() - t0} ms`);
+    });
+
+    after(async () => {
+      await reapPlinthProcesses();
+      await nc?.close().catch(() => {});
+      await pool?.end().catch(() => {});
+      await nats?.stop().catch(() => {});
+      await db?.drop().catch((err: unknown) => console.error(`drop test database: ${(err as Error).message}`));
+    });
+
+    it('a. either node gives the same answers; a schema change on one is served by the other', { timeout: 60_000 }, () => scenario(async () => {
+      const created = await call(url(0), 'POST', '/api/notes', { body: { text: 'from A' }, headers: scoped });
+      assert.equal(created.status, 201, brief(created));
+      const onB = await call(url(1), 'GET', `/api/notes/${created.body.data.id}`, { headers: scoped });
+      assert.equal(onB.status, 200, brief(onB));
+      assert.deepEqual(onB.body.data, created.body.data);
+
+      for (let k = 0; k < 10; k++) {
+        const r = await call(url(k % 2), 'POST', '/api/notes', { body: { text: `n${k}` }, headers: scoped });
+        assert.equal(r.status, 201, brief(r));
+      }
+      const listA = await call(url(0), 'GET', '/api/notes?pageSize=100', { headers: scoped });
+      const listB = await call(url(1), 'GET', '/api/notes?pageSize=100', { headers: scoped });
+      assert.equal(listA.status, 200, brief(listA));
+      assert.equal(listB.status, 200, brief(listB));
+      assert.equal(listA.body.data.length, 11);
+      assert.deepEqual(listB.body.data, listA.body.data, 'both nodes list the same rows');
+      const tenantsA = await call(url(0), 'GET', `/api/TenantRecord/${tenantId}`, { headers: adminHeaders });
+      const tenantsB = await call(url(1), 'GET', `/api/TenantRecord/${tenantId}`, { headers: adminHeaders });
+      assert.deepEqual(tenantsB.body?.data, tenantsA.body?.data);
+
+      // Alter on A (add a field): B must accept a filter on it; before propagation it answers 422.
+      const alter = await call(url(0), 'PUT', '/api/Schema/entities', { body: { entityName: 'Note', fields: [{ name: 'text', type: 'String', nullable: false }, { name: 'color', type: 'String', nullable: true }] }, headers: scoped, timeoutMs: 60_000 });
+      assert.equal(alter.status, 201, brief(alter));
+      const colorFilter = encodeURIComponent(JSON.stringify({ color: { isNull: true } }));
+      let lastB: Res | null = null;
+      const alterMs = await pollUntil(PROPAGATION_BOUND_MS, async () => {
+        lastB = await call(url(1), 'GET', `/api/notes?filter=${colorFilter}`, { headers: scoped });
+        return lastB.status === 200;
+      }, 20);
+      assert.notEqual(alterMs, null, `B did not serve the altered Note within ${PROPAGATION_BOUND_MS} ms: ${lastB === null ? '-' : brief(lastB)}`);
+
+      // A new entity on A: B must route it (404 before).
+      const createAt = Date.now();
+      const ent = await defineEntity(0, 'Label', [{ name: 'name', type: 'String', nullable: false }]);
+      assert.equal(ent.status, 201, brief(ent));
+      const answeredAt = Date.now();
+      const createMs = await pollUntil(PROPAGATION_BOUND_MS, async () => (await call(url(1), 'GET', '/api/labels', { headers: scoped })).status === 200, 20);
+      assert.notEqual(createMs, null, `B did not serve the new entity Label within ${PROPAGATION_BOUND_MS} ms`);
+      const viaB = await call(url(1), 'POST', '/api/labels', { body: { name: 'on B' }, headers: scoped });
+      assert.equal(viaB.status, 201, brief(viaB));
+      report(`a. same answers: read-after-create A→B ok, list A=B (${listA.body.data.length} rows); publication propagation A→B after A's 201: alter ${alterMs} ms, new entity ${createMs} ms (the schema change itself took ${answeredAt - createAt} ms on A); bound ${PROPAGATION_BOUND_MS} ms`);
+    }));
+
+    it('b. kill -9 a Plinth node during a stream of writes: every acknowledged write has its row and exactly one event', { timeout: 120_000 }, () => scenario(async () => {
+      const TOTAL = 300;
+      let killedAt = 0;
+      let kill: Promise<void> | null = null;
+      const writes = await writeStream(scoped, {
+        entityPath: 'payments', tagPrefix: 'b', total: TOTAL, concurrency: 8, target,
+        beforeWrite: (i) => {
+          if (i === TOTAL / 2 && kill === null) {
+            killedAt = Date.now();
+            kill = node(0).kill9();
+          }
+        },
+      });
+      await kill;
+      const toA = writes.filter((w) => w.node === NODE_IDS[0]);
+      const afterKill = toA.filter((w) => w.sentAt > killedAt);
+      const toB = writes.filter((w) => w.node === NODE_IDS[1]);
+      assert.ok(afterKill.every((w) => !is2xx(w.res)), 'a dead node cannot acknowledge');
+      const bFailures = toB.filter((w) => !is2xx(w.res));
+      assert.deepEqual(bFailures.map((w) => `${w.tag}: ${brief(w.res)}`), [], 'writes to the surviving node B must succeed');
+
+      const v = await verifyWrites('Payment', writes, 1);
+      report(`b. kill -9 ${NODE_IDS[0]} at write ${TOTAL / 2}: ${v.line}; to A ${toA.length} (${statusHistogram(toA.map((w) => w.res))}), to B ${toB.length} (${statusHistogram(toB.map((w) => w.res))})`);
+      assertVerdict(v);
+
+      // A comes back (same NODE_ID, like a restarted machine) and serves again.
+      pastOutput[0] += node(0).output();
+      const t0 = Date.now();
+      await startNodeProcess(0);
+      await waitReady(0);
+      const readyMs = Date.now() - t0;
+      const someAcked = writes.find((w) => is2xx(w.res) && w.node === NODE_IDS[1])!;
+      const read = await call(url(0), 'GET', `/api/payments/${someAcked.res.body.data.id}`, { headers: scoped });
+      assert.equal(read.status, 200, brief(read));
+      const w = await call(url(0), 'POST', '/api/payments', { body: { tag: 'b-after-restart' }, headers: scoped });
+      assert.equal(w.status, 201, brief(w));
+      // A control-plane call through the restarted node (actor routing) works too.
+      const ctl = await defineEntity(0, 'Refund', [{ name: 'tag', type: 'String', nullable: false }]);
+      assert.equal(ctl.status, 201, brief(ctl));
+      let members = '';
+      const seenMs = await pollUntil(15_000, async () => {
+        const f = await call(url(1), 'GET', `/api/RuntimeFabric/${projectId}/fabric`, { headers: adminHeaders });
+        members = f.status === 200 ? JSON.stringify(f.body.data?.nodes ?? f.body.data) : brief(f);
+        return f.status === 200 && members.includes(NODE_IDS[0]!) && members.includes(NODE_IDS[1]!);
+      }, 250);
+      report(`b. ${NODE_IDS[0]} restarted: ready in ${readyMs} ms, reads/writes/schema change through it ok; fabric on B lists both nodes: ${seenMs === null ? 'NO' : 'yes'} ${members.slice(0, 300)}`);
+      assert.notEqual(seenMs, null, `fabric on B does not list both nodes: ${members}`);
+    }));
+
+    it('c. kill -9 a NATS server (JetStream meta leader) during writes: event log and actor routing keep working', { timeout: 150_000 }, () => scenario(async () => {
+      // Which server leads the JetStream meta group (monitor ports are in the generated configs).
+      const monitor = [0, 1, 2].map((i) => Number(/http: 127\.0\.0\.1:(\d+)/.exec(readFileSync(join(nats.dir, `n${i + 1}.conf`), 'utf8'))![1]));
+      let victim = 0;
+      let leaderName = '?';
+      try {
+        const jsz = (await (await fetch(`http://127.0.0.1:${monitor[0]}/jsz`, { signal: AbortSignal.timeout(3_000) })).json()) as { meta_cluster?: { leader?: string } };
+        leaderName = jsz.meta_cluster?.leader ?? '?';
+        const m = /^n(\d)$/.exec(leaderName);
+        if (m !== null) victim = Number(m[1]) - 1;
+      } catch {
+        /* keep index 0 */
+      }
+      let streamLeader = '?';
+      try {
+        streamLeader = (await (await jetstreamManager(nc, { timeout: 5_000 })).streams.info(STREAM)).cluster?.leader ?? '?';
+      } catch {
+        /* informational only */
+      }
+
+      let stopWrites = false;
+      let killedAt = 0;
+      const writesDone = writeStream(scoped, { entityPath: 'invoices', tagPrefix: 'c', total: 1500, concurrency: 4, pauseMs: 20, target, stop: () => stopWrites });
+
+      // Actor-routed control-plane calls (tenant creation: tenant actor; entity creation: project actor), alternating nodes.
+      interface Ctl { kind: string; node: string; at: number; res: Res }
+      const ctl: Ctl[] = [];
+      let k = 0;
+      const control = async (): Promise<void> => {
+        const i = k++;
+        const via = i % 2;
+        const kind = i % 4 < 2 ? 'tenant' : 'entity';
+        const res = kind === 'tenant'
+          ? await call(url(via), 'POST', '/api/TenantRecord', { body: { slug: `c${i}${randomUUID().slice(0, 6)}`, name: 'C' }, headers: adminHeaders })
+          : await defineEntity(via, `Ctl${i}`, [{ name: 'v', type: 'Int', nullable: true }]);
+        ctl.push({ kind, node: NODE_IDS[via]!, at: Date.now(), res });
+      };
+      for (let j = 0; j < 4; j++) await control();
+      const preFailures = ctl.filter((c) => !is2xx(c.res));
+      assert.deepEqual(preFailures.map((c) => brief(c.res)), [], 'control-plane calls must work before the fault');
+
+      killedAt = Date.now();
+      await nats.kill(victim);
+      // Keep calling until 6 successes in a row after the kill (at least 3 s after it), bounded.
+      let streak = 0;
+      const loopDeadline = killedAt + NATS_RECOVERY_BOUND_MS + 10_000;
+      while (Date.now() < loopDeadline && !(streak >= 6 && Date.now() - killedAt > 3_000)) {
+        await control();
+        streak = is2xx(ctl[ctl.length - 1]!.res) ? streak + 1 : 0;
+        await sleep(150);
+      }
+      // A little more write traffic after recovery, then stop.
+      await sleep(1_000);
+      stopWrites = true;
+      const writes = await writesDone;
+
+      const post = ctl.filter((c) => c.at >= killedAt);
+      const failures = post.filter((c) => !is2xx(c.res));
+      const lastFailure = failures.length === 0 ? killedAt : Math.max(...failures.map((c) => c.at));
+      const windowMs = lastFailure - killedAt;
+      const nonRetryable = failures.filter((c) => !isRetryable(c.res));
+      const writeFailures = writes.filter((w) => !is2xx(w.res));
+      const v = await verifyWrites('Invoice', writes, 1);
+      report(`c. kill -9 NATS ${leaderName} (index ${victim}; ${STREAM} leader was ${streamLeader}): control-plane calls after the kill ${post.length} (${statusHistogram(post.map((c) => c.res))}), unavailable for ${windowMs} ms, recovered=${streak >= 6}; write failures ${writeFailures.length} (${statusHistogram(writeFailures.map((w) => w.res))}); ${v.line}`);
+      assert.ok(streak >= 6, `actor-routed calls did not recover within ${NATS_RECOVERY_BOUND_MS + 10_000} ms; last: ${brief(ctl[ctl.length - 1]!.res)}`);
+      assert.ok(windowMs <= NATS_RECOVERY_BOUND_MS, `actor-routed calls failed for ${windowMs} ms (bound ${NATS_RECOVERY_BOUND_MS} ms)`);
+      assert.deepEqual(nonRetryable.map((c) => `${c.kind} via ${c.node}: ${brief(c.res)}`), [], 'failures during a NATS failover must be retryable (503, retryable: true)');
+      assert.deepEqual(writeFailures.filter((w) => !isRetryable(w.res)).map((w) => `${w.tag} via ${w.node}: ${brief(w.res)}`), [], 'entity writes failed with a non-retryable error');
+      assertVerdict(v);
+
+      // The server comes back and rejoins; the cluster is whole again for the next scenario.
+      const t0 = Date.now();
+      nats.startServer(victim);
+      await nats.waitReady();
+      const after = await defineEntity(1, 'AfterNats', [{ name: 'v', type: 'Int', nullable: true }]);
+      assert.equal(after.status, 201, brief(after));
+      report(`c. NATS ${leaderName} restarted and JetStream ready in ${Date.now() - t0} ms; control plane ok`);
+    }));
+
+    it('d. terminating every PostgreSQL backend during writes: each request succeeds or fails retryably, none half-applied', { timeout: 120_000 }, () => scenario(async () => {
+      const admin = new pg.Client({ connectionString: TEST_DATABASE_URL! });
+      admin.on('error', () => {});
+      await admin.connect();
+      const dbName = new URL(db.url).pathname.slice(1);
+      const terminated: number[] = [];
+      const kills: Promise<void>[] = [];
+      const TOTAL = 240;
+      const KILL_AT = new Set([30, 80, 130, 180]);
+      try {
+        const writes = await writeStream(scoped, {
+          entityPath: 'receipts', tagPrefix: 'd', total: TOTAL, concurrency: 8, target,
+          beforeWrite: (i) => {
+            if (!KILL_AT.has(i)) return;
+            kills.push(admin.query(`SELECT pg_terminate_backend(pid) AS t FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()`, [dbName]).then((r) => {
+              terminated.push(r.rows.filter((x: { t: boolean }) => x.t).length);
+            }));
+          },
+        });
+        await Promise.all(kills);
+        const bad = writes.filter((w) => !is2xx(w.res) && !isRetryable(w.res));
+        const internal = writes.filter((w) => w.res.body?.error?.code === 'INTERNAL');
+        const alive = nodes.map((n) => n?.alive() ?? false);
+        const v = await verifyWrites('Receipt', writes, 1);
+        report(`d. terminated backends ${terminated.length}× (${terminated.join('+')} connections): outcomes ${statusHistogram(writes.map((w) => w.res))}; non-retryable failures ${bad.length} (INTERNAL ${internal.length}); nodes alive ${alive.join('/')}; ${v.line}`);
+        assert.deepEqual(alive, [true, true], 'a node died when its PostgreSQL connections were terminated');
+        assert.deepEqual(bad.map((w) => `${w.tag} via ${w.node}: ${brief(w.res)}`), [], 'every failure must be a retryable 503 (UNAVAILABLE, retryable: true)');
+        assertVerdict(v);
+        // And both nodes serve normally afterwards.
+        for (let i = 0; i < 2; i++) {
+          const r = await call(url(i), 'POST', '/api/receipts', { body: { tag: `d-after-${i}` }, headers: scoped });
+          assert.equal(r.status, 201, brief(r));
+        }
+      } finally {
+        await admin.end().catch(() => {});
+      }
+    }));
+
+    it('e. two nodes racing to activate the same actor: one activation wins, always', { timeout: 120_000 }, () => scenario(async () => {
+      const ROUNDS = 3;
+      const N = 8;
+      for (let round = 1; round <= ROUNDS; round++) {
+        // A fresh project: its Project actor is not active anywhere yet.
+        const slug = `race${round}${randomUUID().slice(0, 4)}`;
+        const p = await call(url(round % 2), 'POST', '/api/projects/create', { body: { tenant, slug, name: `Race ${round}` }, headers: adminHeaders });
+        assert.equal(p.status, 201, brief(p));
+        const raceProject = p.body.data.id as string;
+        const headers = { ...adminHeaders, 'x-service-tenant': tenant, 'x-service-project': slug };
+        const names = Array.from({ length: N }, (_, k) => `R${round}Widget${k}`);
+        const answers = await Promise.all(names.map((name, k) => defineEntity(k % 2, name, [{ name: 'v', type: 'Int', nullable: true }], headers)));
+        const failed = answers.filter((r) => r.status !== 201);
+        assert.deepEqual(failed.map(brief), [], `round ${round}: every entity creation must succeed`);
+        const versions = answers.map((r) => Number(r.body.data.publicationVersion)).sort((a, b) => a - b);
+        const pubs = (await sql<{ version: string }>(`SELECT version FROM plinth.publications WHERE project_id = $1 AND branch = 'main' ORDER BY version`, [raceProject])).map((r) => Number(r.version));
+        const journal = await sql<{ from_version: string; to_version: string; entity_name: string }>(`SELECT from_version, to_version, entity_name FROM plinth.schema_journal WHERE project_id = $1 ORDER BY to_version`, [raceProject]);
+        const head = Number((await sql<{ head_version: string }>(`SELECT head_version FROM plinth.branches WHERE project_id = $1 AND name = 'main'`, [raceProject]))[0]!.head_version);
+        const expected = Array.from({ length: N }, (_, k) => k + 1);
+        const chainOk = journal.every((j, k) => Number(j.to_version) === k + 1 && Number(j.from_version) === k);
+
+        // Both nodes serve all N entities of the final publication.
+        const served = await pollUntil(PROPAGATION_BOUND_MS, async () => {
+          for (const i of [0, 1]) {
+            for (const name of names) {
+              if ((await call(url(i), 'GET', `/api/${collectionName(name)}`, { headers })).status !== 200) return false;
+            }
+          }
+          return true;
+        }, 100);
+
+        // The Tenant actor: the same project slug through both nodes at once → exactly one 201.
+        const dupSlug = `dup${round}${randomUUID().slice(0, 4)}`;
+        const dup = await Promise.all(Array.from({ length: 6 }, (_, k) => call(url(k % 2), 'POST', '/api/projects/create', { body: { tenant, slug: dupSlug, name: 'Dup' }, headers: adminHeaders })));
+        // And concurrent tenant updates through both nodes: all succeed, the row ends as one of them.
+        const upd = await Promise.all(Array.from({ length: 6 }, (_, k) => call(url(k % 2), 'PUT', `/api/TenantRecord/${tenantId}`, { body: { name: `Faults r${round} u${k}` }, headers: adminHeaders })));
+        const finalName = (await sql<{ name: string }>(`SELECT name FROM plinth.tenants WHERE id = $1`, [tenantId]))[0]!.name;
+
+        report(`e. round ${round}: ${N} concurrent schema changes (4 via each node) → versions [${versions.join(',')}], publications [${pubs.join(',')}], journal ${journal.length} entries (chain ${chainOk ? 'ok' : 'BROKEN'}), head ${head}, served by both nodes ${served === null ? 'NO' : `in ${served} ms`}; same-slug project creates ${statusHistogram(dup)}; tenant updates ${statusHistogram(upd)}`);
+        assert.deepEqual(versions, expected, `round ${round}: publication versions in the answers must be 1..${N}, no gaps, no duplicates`);
+        assert.deepEqual(pubs, expected, `round ${round}: publications in the database must be 1..${N}`);
+        assert.equal(journal.length, N, `round ${round}: journal entries`);
+        assert.ok(chainOk, `round ${round}: journal versions must chain 0→1→…→${N}: ${JSON.stringify(journal)}`);
+        assert.equal(head, N);
+        assert.notEqual(served, null, `round ${round}: both nodes must serve all ${N} entities`);
+        assert.equal(dup.filter((r) => r.status === 201).length, 1, `round ${round}: same-slug project creates: ${statusHistogram(dup)}`);
+        assert.ok(dup.every((r) => r.status === 201 || r.status === 409), `round ${round}: same-slug project creates must be 201 or 409: ${statusHistogram(dup)}`);
+        assert.ok(upd.every((r) => r.status === 200), `round ${round}: tenant updates: ${statusHistogram(upd)}`);
+        assert.ok(upd.some((r) => r.body?.data?.name === finalName), `round ${round}: the tenant's final name ${finalName} is one of the answered updates`);
+      }
+    }));
+  });
+}
