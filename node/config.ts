@@ -25,8 +25,16 @@ export interface NodeConfig {
   databaseUrl: string | null;
   /** DB_POOL_SIZE: pg pool size. Default 10: a few connections per core keeps PostgreSQL busy without queueing. */
   dbPoolSize: number;
-  /** NATS_URL: cluster mode (not in this build yet; set it and the node refuses to start rather than run half-clustered). */
+  /** NATS_URL: `nats://h1:4222,nats://h2:4222` selects cluster mode (actors and event log on NATS/JetStream); needs DATABASE_URL. */
   natsUrl: string | null;
+  /** ACTOR_LEASE_TTL_MS: actor placement lease; a dead owner's actors move after about this long. Default 6 s. */
+  actorLeaseTtlMs: number;
+  /** EVENT_STREAM_MAX_AGE_HOURS: JetStream event log retention by age. Default 168 (7 days). */
+  eventStreamMaxAgeHours: number;
+  /** EVENT_STREAM_MAX_BYTES: JetStream event log retention by size. Default 1 GiB. */
+  eventStreamMaxBytes: number;
+  /** EVENT_DEDUPE_WINDOW_S: JetStream duplicate window for event ids. Default 120 s. */
+  eventDedupeWindowS: number;
   /** SERVICE_ADMIN_TOKEN: platform admin bearer. Default: generated once, stored in DATA_DIR (0600). */
   adminToken: string | null;
   /** LOG_LEVEL: debug | info | warn | error | silent. Default info. */
@@ -69,6 +77,12 @@ export function parseConfig(env: NodeJS.ProcessEnv = process.env): NodeConfig {
   if (!LEVELS.includes(logLevel)) throw new InvalidConfig('LOG_LEVEL', `one of ${LEVELS.join(', ')}`);
   const databaseUrl = text(env, 'DATABASE_URL');
   if (databaseUrl !== null && !/^postgres(ql)?:\/\//.test(databaseUrl)) throw new InvalidConfig('DATABASE_URL', 'must start with postgres:// or postgresql://');
+  const natsUrl = text(env, 'NATS_URL');
+  if (natsUrl !== null) {
+    if (!natsUrl.split(',').every((u) => /^(nats:\/\/)?[\w.-]+:\d+$/.test(u.trim()))) throw new InvalidConfig('NATS_URL', 'expected nats://host:port[,nats://host:port…]');
+    // Several nodes share rows, so they need a shared database: embedded PGlite is per process.
+    if (databaseUrl === null) throw new InvalidConfig('NATS_URL', 'cluster mode needs DATABASE_URL (PostgreSQL or CockroachDB) shared by every node');
+  }
   const adminToken = text(env, 'SERVICE_ADMIN_TOKEN');
   if (adminToken !== null && (adminToken.length < 16 || /\s/.test(adminToken))) throw new InvalidConfig('SERVICE_ADMIN_TOKEN', 'must be at least 16 characters without spaces');
   return {
@@ -78,7 +92,11 @@ export function parseConfig(env: NodeJS.ProcessEnv = process.env): NodeConfig {
     dataDir: text(env, 'DATA_DIR') ?? './.data',
     databaseUrl,
     dbPoolSize: int(env, 'DB_POOL_SIZE', 10, 1, 1000),
-    natsUrl: text(env, 'NATS_URL'),
+    natsUrl,
+    actorLeaseTtlMs: int(env, 'ACTOR_LEASE_TTL_MS', 6_000, 1_000, 600_000),
+    eventStreamMaxAgeHours: int(env, 'EVENT_STREAM_MAX_AGE_HOURS', 168, 1, 24 * 3650),
+    eventStreamMaxBytes: int(env, 'EVENT_STREAM_MAX_BYTES', 1024 * MiB, MiB, Number.MAX_SAFE_INTEGER),
+    eventDedupeWindowS: int(env, 'EVENT_DEDUPE_WINDOW_S', 120, 1, 86_400),
     adminToken,
     logLevel,
     nodeId: text(env, 'NODE_ID') ?? `node-${randomUUID().slice(0, 8)}`,

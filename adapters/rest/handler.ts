@@ -40,10 +40,13 @@ function splitPath(url: string): { base: string; segs: string[] } | null {
 export function restHandler(services: Services, opts: RestOptions, inFlight: InFlight) {
   return (res: HttpResponse, req: HttpRequest): void => {
     const meta = readMeta(req);
+    // Read before any await (uWS forbids req use later); only streaming operations look at it.
+    const lastEventId = req.getHeader('last-event-id');
     const target: ReplyTarget = { res, aborted: false, correlationId: meta.correlationId, cors: opts.corsOrigin, closeConnection: false };
     let reading = false;
     res.onAborted(() => {
       target.aborted = true;
+      target.onAbort?.();
       // Aborted mid-body: readBody never calls back, so release the in-flight slot here.
       if (reading) {
         reading = false;
@@ -74,12 +77,12 @@ export function restHandler(services: Services, opts: RestOptions, inFlight: InF
         // make it lose the 413). Nothing more is buffered.
         return writeError(target, tooLarge(opts.maxBodyBytes), basePath);
       }
-      void run(services, meta, matched, basePath, bytes, target).finally(() => inFlight.count--);
+      void run(services, meta, matched, basePath, bytes, target, lastEventId).finally(() => inFlight.count--);
     });
   };
 }
 
-async function run(services: Services, meta: RequestMeta, m: RouteMatch, basePath: string, bytes: Buffer, target: ReplyTarget): Promise<void> {
+async function run(services: Services, meta: RequestMeta, m: RouteMatch, basePath: string, bytes: Buffer, target: ReplyTarget, lastEventId: string): Promise<void> {
   let body: unknown;
   try {
     body = decodeJsonBody(bytes, meta.contentType);
@@ -102,6 +105,7 @@ async function run(services: Services, meta: RequestMeta, m: RouteMatch, basePat
     idempotencyKey: meta.idempotencyKey === '' ? null : meta.idempotencyKey,
     ifMatch: meta.ifMatch === '' ? null : meta.ifMatch,
     basePath,
+    lastEventId: lastEventId === '' ? null : lastEventId,
   };
   const outcome = await dispatch(inv, services);
   if (outcome.ok) writeResult(target, outcome.result);

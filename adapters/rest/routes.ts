@@ -68,6 +68,8 @@ export const STATIC_ROUTES: StaticRoute[] = [
 
   { method: 'GET', path: 'events', spec: EVENT_SPECS.list },
   { method: 'GET', path: 'Event', spec: EVENT_SPECS.list },
+  // Before events/:id: static segments are matched in order.
+  { method: 'GET', path: 'events/tail', spec: EVENT_SPECS.tail },
   { method: 'GET', path: 'events/:id', spec: EVENT_SPECS.read },
   { method: 'GET', path: 'Event/:id', spec: EVENT_SPECS.read },
 

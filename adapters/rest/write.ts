@@ -3,6 +3,7 @@ import { httpStatusOf, toErrorEnvelope } from '../../runtime/errors/envelope.js'
 import type { ServiceError } from '../../runtime/errors/service-error.js';
 import type { Result } from '../../runtime/operations/types.js';
 import { statusLine } from './status-text.js';
+import { writeStream } from './sse.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
@@ -12,6 +13,8 @@ export interface ReplyTarget {
   correlationId: string;
   cors: string | null;
   closeConnection: boolean;
+  /** Set by a streaming response; the handler's onAborted calls it (uWS keeps one abort handler per response). */
+  onAbort?: () => void;
 }
 
 function send(t: ReplyTarget, status: number, headers: Record<string, string> | undefined, body: string | null, contentType: string): void {
@@ -33,6 +36,7 @@ function send(t: ReplyTarget, status: number, headers: Record<string, string> | 
 }
 
 export function writeResult(t: ReplyTarget, r: Result): void {
+  if (r.stream !== undefined) return writeStream(t, statusLine(r.status), r.headers, r.stream);
   if (r.status === 204 || r.body === undefined) return send(t, r.status, r.headers, null, '');
   const explicitType = r.headers?.['Content-Type'];
   if (typeof r.body === 'string' && explicitType !== undefined) {

@@ -1,5 +1,6 @@
 import { notFound, validationFailed } from '../../errors/service-error.js';
 import { listEvents, parseEventFilter, readEvent } from '../../events/event-store.js';
+import { SqlEventTail } from '../../events/event-tail.js';
 import { list, single } from '../envelopes.js';
 import { noGrants, type OperationSpec } from '../types.js';
 
@@ -31,6 +32,34 @@ export const EVENT_SPECS = {
       number: 1, size: pageSize,
       ...(res.more && res.lastSeq !== null ? { next: Buffer.from(`e${res.lastSeq}`).toString('base64url') } : {}),
     });
+  }),
+  /**
+   * SSE: `event: service.event`, `id:` a resumable position, `data:` the
+   * envelope. Starts at the current end of the log, or after `Last-Event-ID`
+   * (header, or `lastEventId` in the query for clients that cannot set it).
+   */
+  tail: eventsOp('Events.Tail', async (ctx) => {
+    const scope = { tenantId: ctx.scope!.tenant.id, projectId: ctx.scope!.project.id };
+    const source = ctx.services.eventTail ?? new SqlEventTail(ctx.services.db);
+    const given = ctx.inv.lastEventId ?? ctx.inv.query.get('lastEventId') ?? null;
+    const after = await source.start(scope, given === null || given === '' ? null : given);
+    const log = ctx.services.log;
+    const correlationId = ctx.inv.correlationId;
+    return {
+      status: 200,
+      body: undefined,
+      stream: {
+        open: (sink) => source.follow(scope, after, {
+          event: (position, e) => {
+            sink.send('service.event', JSON.stringify(e), position);
+          },
+          error: (err) => {
+            log.warn('event tail source failed; ending the stream', { correlationId, error: err instanceof Error ? err.message : String(err) });
+            sink.end();
+          },
+        }),
+      },
+    };
   }),
   read: eventsOp('Events.Read', async (ctx) => {
     const id = ctx.inv.params.id ?? '';
