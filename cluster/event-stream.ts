@@ -234,38 +234,124 @@ export class JetStreamEventLog {
 
   /**
    * Follows one project's events after `afterSeq` with an ordered consumer
-   * (R1, in memory, recreated by the client from its cursor after a server
-   * loss, so delivery stays gap-free and in stream order). Any node can
-   * serve it. `onEvent` returning false stops the tail.
+   * (R1, in memory: cheap, and any node can serve it). The consumer can die
+   * with its server; the client library's own recovery waits up to its pull
+   * expiry between attempts, so this supervises it: no message or heartbeat
+   * for `stallMs`, or a consumer/stream/no-responders notification, and the
+   * consumer is replaced by a new one starting after the last delivered
+   * sequence. Delivery stays in stream order with no gap and no repeat.
+   * `onEvent` returning false stops the tail; `onError` is called (and the
+   * tail stops) only when no consumer could be recreated for `giveUpMs`.
    */
-  async follow(tenantId: string, projectId: string, afterSeq: number, onEvent: (e: StoredEvent) => boolean | void, onError: (err: unknown) => void = () => undefined): Promise<FollowHandle> {
-    const consumer = await this.orderedConsumer(projectFilter(tenantId, projectId), afterSeq);
-    let messages: ConsumerMessages | null = null;
+  async follow(
+    tenantId: string,
+    projectId: string,
+    afterSeq: number,
+    onEvent: (e: StoredEvent) => boolean | void,
+    onError: (err: unknown) => void = () => undefined,
+    opts: { heartbeatMs?: number; stallMs?: number; giveUpMs?: number } = {},
+  ): Promise<FollowHandle> {
+    const filter = projectFilter(tenantId, projectId);
+    const heartbeatMs = opts.heartbeatMs ?? 2_000;
+    const stallMs = opts.stallMs ?? 3 * heartbeatMs;
+    const giveUpMs = opts.giveUpMs ?? 30_000;
+    let last = afterSeq;
     let closed = false;
-    const close = async (): Promise<void> => {
-      if (closed) return;
-      closed = true;
-      await messages?.close().catch(() => undefined);
-      await consumer.delete().catch(() => undefined);
-    };
-    messages = await consumer.consume({
-      max_messages: 100,
-      callback: (m) => {
+    let generation = 0;
+    let lastSign = Date.now();
+    let restarting = false;
+    let current: { consumer: Consumer; messages: ConsumerMessages } | null = null;
+    let watchdog: NodeJS.Timeout | null = null;
+    const handle: FollowHandle = {
+      close: async () => {
         if (closed) return;
-        let e: StoredEvent;
-        try {
-          e = toStored(m);
-        } catch (err) {
-          onError(err);
-          return;
+        closed = true;
+        generation++;
+        if (watchdog !== null) clearInterval(watchdog);
+        const c = current;
+        current = null;
+        if (c !== null) {
+          await c.messages.close().catch(() => undefined);
+          await c.consumer.delete().catch(() => undefined);
         }
-        if (onEvent(e) === false) void close();
       },
-    });
-    void messages.closed().then((err) => {
-      if (!closed && err) onError(err);
-    });
-    return { close };
+    };
+
+    const drop = (c: { consumer: Consumer; messages: ConsumerMessages } | null): void => {
+      if (c === null) return;
+      void c.messages.close().catch(() => undefined);
+      void c.consumer.delete().catch(() => undefined);
+    };
+    const open = async (): Promise<void> => {
+      const gen = ++generation;
+      const consumer = await this.orderedConsumer(filter, last);
+      const messages = await consumer.consume({
+        max_messages: 100,
+        expires: 10_000,
+        idle_heartbeat: heartbeatMs,
+        callback: (m) => {
+          if (closed || gen !== generation) return;
+          lastSign = Date.now();
+          if (m.seq <= last) return;
+          let e: StoredEvent;
+          try {
+            e = toStored(m);
+          } catch {
+            last = m.seq; // not an event envelope: skip it rather than stall the tail
+            return;
+          }
+          last = m.seq;
+          if (onEvent(e) === false) void handle.close();
+        },
+      });
+      if (closed || gen !== generation) {
+        drop({ consumer, messages });
+        return;
+      }
+      current = { consumer, messages };
+      lastSign = Date.now();
+      void (async () => {
+        for await (const n of messages.status()) {
+          if (gen !== generation) return;
+          if (n.type === 'heartbeat') lastSign = Date.now();
+          else if (['heartbeats_missed', 'consumer_not_found', 'consumer_deleted', 'stream_not_found', 'no_responders'].includes(n.type)) lastSign = 0;
+        }
+      })().catch(() => undefined);
+    };
+    const restart = async (): Promise<void> => {
+      if (restarting || closed) return;
+      restarting = true;
+      const old = current;
+      current = null;
+      generation++;
+      drop(old);
+      const since = Date.now();
+      try {
+        for (;;) {
+          if (closed) return;
+          try {
+            await open();
+            return;
+          } catch (err) {
+            if (Date.now() - since > giveUpMs) {
+              void handle.close();
+              onError(err);
+              return;
+            }
+            await new Promise((r) => setTimeout(r, 500));
+          }
+        }
+      } finally {
+        restarting = false;
+      }
+    };
+
+    await open();
+    watchdog = setInterval(() => {
+      if (!closed && Date.now() - lastSign > stallMs) void restart();
+    }, Math.max(250, Math.floor(heartbeatMs / 2)));
+    watchdog.unref();
+    return handle;
   }
 }
 

@@ -31,7 +31,7 @@ export interface NodeConfig {
   actorLeaseTtlMs: number;
   /** EVENT_STREAM_MAX_AGE_HOURS: JetStream event log retention by age. Default 168 (7 days). */
   eventStreamMaxAgeHours: number;
-  /** EVENT_STREAM_MAX_BYTES: JetStream event log retention by size. Default 1 GiB. */
+  /** EVENT_STREAM_MAX_BYTES: JetStream event log retention by size; 0 (default) = no size limit (JetStream reserves max_bytes on every replica up front). */
   eventStreamMaxBytes: number;
   /** EVENT_DEDUPE_WINDOW_S: JetStream duplicate window for event ids. Default 120 s. */
   eventDedupeWindowS: number;
@@ -95,7 +95,7 @@ export function parseConfig(env: NodeJS.ProcessEnv = process.env): NodeConfig {
     natsUrl,
     actorLeaseTtlMs: int(env, 'ACTOR_LEASE_TTL_MS', 6_000, 1_000, 600_000),
     eventStreamMaxAgeHours: int(env, 'EVENT_STREAM_MAX_AGE_HOURS', 168, 1, 24 * 3650),
-    eventStreamMaxBytes: int(env, 'EVENT_STREAM_MAX_BYTES', 1024 * MiB, MiB, Number.MAX_SAFE_INTEGER),
+    eventStreamMaxBytes: int(env, 'EVENT_STREAM_MAX_BYTES', 0, 0, Number.MAX_SAFE_INTEGER),
     eventDedupeWindowS: int(env, 'EVENT_DEDUPE_WINDOW_S', 120, 1, 86_400),
     adminToken,
     logLevel,

@@ -11,10 +11,14 @@ import { JwtTokenVerifier, SqlGrantSource } from '../runtime/identity/index.js';
 import { createLogger, type Logger } from '../runtime/log.js';
 import { BufferedAuditWriter } from '../runtime/pipeline/audit-writer.js';
 import { PublicationRegistry } from '../runtime/publication/registry.js';
-import type { Services } from '../runtime/services.js';
+import type { EventTailSource } from '../runtime/events/event-tail.js';
+import { SqlEventTail } from '../runtime/events/event-tail.js';
+import type { GrantSource, OutboxKicker, PublicationSource, ScopeDirectory, Services } from '../runtime/services.js';
 import { migratePlatform, PgClient, PgliteClient, type SqlClient } from '../storage/index.js';
 import { loadAdminToken, type AdminToken } from './admin-token.js';
-import { InvalidConfig, isInMemory, type NodeConfig } from './config.js';
+import { isInMemory, type NodeConfig } from './config.js';
+import { clusterOutbox, connectClusterParts, type ClusterParts } from './cluster-mode.js';
+import { broadcastInvalidations } from './cluster-invalidation.js';
 import { ActorControlPlane } from './actor-gateway.js';
 import { NodeState } from './node-state.js';
 
@@ -43,24 +47,48 @@ async function openStorage(config: NodeConfig): Promise<{ db: SqlClient; label: 
 
 /** Composition root: builds storage, actors, runtime services and adapters, and starts listening. */
 export async function startNode(config: NodeConfig): Promise<RunningNode> {
-  if (config.natsUrl !== null) throw new InvalidConfig('NATS_URL', 'cluster mode is not available in this build yet; unset NATS_URL to run a single node');
   const log = createLogger(config.logLevel, { nodeId: config.nodeId });
   const admin = loadAdminToken(config.adminToken, config.dataDir);
   const { db, label } = await openStorage(config);
-  await migratePlatform(db);
+  let cluster: ClusterParts | null = null;
+  try {
+    await migratePlatform(db);
+    if (config.natsUrl !== null) cluster = await connectClusterParts(config, log);
+  } catch (err) {
+    await db.close();
+    throw err;
+  }
 
-  const scopes = new CachedScopeDirectory(db);
-  const publications = new PublicationRegistry(db);
-  const transport = new InProcessTransport();
-  const actors = new ActorSystem({ nodeId: config.nodeId, idleMs: config.actorIdleMs, askTimeoutMs: 30_000, maxMessagesPerTurn: 64, log, transport });
+  let scopes: ScopeDirectory = new CachedScopeDirectory(db);
+  let publications: PublicationSource = new PublicationRegistry(db);
+  let grants: GrantSource = new SqlGrantSource(db);
+  if (cluster !== null) ({ scopes, publications, grants } = broadcastInvalidations(cluster.bus, { scopes, publications, grants }));
+
+  const actors = new ActorSystem({
+    nodeId: config.nodeId, idleMs: config.actorIdleMs, askTimeoutMs: 30_000, maxMessagesPerTurn: 64, log,
+    transport: cluster?.transport ?? new InProcessTransport(),
+  });
   const actorDeps = { db, scopes, publications };
   actors.register(tenantActor, actorDeps);
   actors.register(projectActor, actorDeps);
-  const outbox = new OutboxProcessor(db, log);
+
+  let outbox: OutboxKicker & { start(): void; stop(): Promise<unknown> };
+  let eventTail: EventTailSource;
+  if (cluster !== null) {
+    const parts = clusterOutbox(cluster, db, actors, log);
+    outbox = parts.driver;
+    eventTail = parts.tail;
+  } else {
+    const processor = new OutboxProcessor(db, log);
+    outbox = processor;
+    eventTail = new SqlEventTail(db, { signal: processor });
+  }
   const audit = new BufferedAuditWriter(db, log);
   const inFlight = { count: 0 };
+  const parts = cluster;
   const node = new NodeState({
-    nodeId: config.nodeId, url: null, db, cluster: null,
+    nodeId: config.nodeId, url: null, db,
+    cluster: parts === null ? null : { members: () => parts.membership.members(), natsConnected: () => !parts.conn.nc.isClosed() },
     load: () => ({ activations: actors.stats().activations, inFlight: inFlight.count, rssBytes: process.memoryUsage.rss() }),
   });
 
@@ -68,9 +96,8 @@ export async function startNode(config: NodeConfig): Promise<RunningNode> {
     db, log, nodeId: config.nodeId,
     adminTokenDigest: createHash('sha256').update(admin.token).digest(),
     tokens: new JwtTokenVerifier(db),
-    scopes, publications,
-    grants: new SqlGrantSource(db),
-    audit, outbox,
+    scopes, publications, grants,
+    audit, outbox, eventTail,
     control: new ActorControlPlane(actors),
     limits: { maxPageSize: config.maxPageSize, maxBatchRows: config.maxBatchRows, idempotencyRetentionMs: config.idempotencyRetentionMs },
     node,
@@ -80,26 +107,36 @@ export async function startNode(config: NodeConfig): Promise<RunningNode> {
   try {
     http = await startHttpServer(services, config.host, config.port, { maxBodyBytes: config.maxBodyBytes, corsOrigin: config.corsOrigin }, inFlight);
   } catch (err) {
+    await actors.stop();
+    await cluster?.conn.close();
     await db.close();
     throw err;
   }
+  node.url = `http://${config.host}:${http.port}`;
   outbox.start();
+  if (cluster !== null) await cluster.membership.start(() => node.self().load, () => node.url);
 
   let stopping: Promise<void> | null = null;
   const stop = (): Promise<void> => {
     stopping ??= (async () => {
+      // Readiness fails first, so a balancer stops sending work; then no new connections.
       node.draining = true;
       http.stopListening();
       const deadline = Date.now() + DRAIN_TIMEOUT_MS;
-      while (http.inFlight.count > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
-      await actors.stop();
+      while (inFlight.count > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+      // Flush the outbox while the actors (the cluster's outbox actor among them) still run.
       await outbox.stop();
+      // Deactivates actors and, in cluster mode, hands their leases back at once.
+      await actors.stop();
+      await cluster?.membership.stop();
       await audit.flush();
+      cluster?.bus.close();
       http.close();
+      await cluster?.conn.close();
       await db.close();
+      log.info('stopped', { mode: node.mode });
     })();
     return stopping;
   };
-  node.url = `http://${config.host}:${http.port}`;
-  return { url: node.url, port: http.port, admin, storage: label, log, services, stop };
+  return { url: node.url, port: http.port, admin, storage: cluster === null ? label : `${label}, cluster over NATS`, log, services, stop };
 }

@@ -121,7 +121,7 @@ export function writeStream(t: ReplyTarget, status: string, headers: Record<stri
     res.writeHeader('Cache-Control', 'no-cache, no-transform');
     res.writeHeader('X-Accel-Buffering', 'no');
     // The first write sends the headers: the client sees `open` before any event.
-    res.write(`retry: ${opts.retryMs}\n: open\n\n`);
+    if (!res.write(`retry: ${opts.retryMs}\n: open\n\n`)) blocked = true;
   });
 
   const heartbeat = setInterval(() => {

@@ -8,6 +8,9 @@ import { join } from 'node:path';
 export const NATS_SERVER_BIN = process.env.NATS_SERVER_BIN ?? '/usr/sbin/nats-server';
 export const natsServerAvailable = (): boolean => existsSync(NATS_SERVER_BIN);
 
+/** A child killed by a signal has exitCode null and signalCode set: it is not running either. */
+const running = (p: ChildProcess): boolean => p.exitCode === null && p.signalCode === null;
+
 /** A free TCP port on loopback (bind :0, read it, release it). */
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -72,14 +75,14 @@ export class NatsCluster {
 
   startServer(i: number): void {
     const s = this.slots[i]!;
-    if (s.proc !== null && s.proc.exitCode === null) return;
+    if (s.proc !== null && running(s.proc)) return;
     s.proc = spawn(NATS_SERVER_BIN, ['-c', s.conf], { stdio: 'ignore' });
   }
 
   /** SIGKILL: no goodbye to the cluster, as in a crash. */
   async kill(i: number): Promise<void> {
     const p = this.slots[i]!.proc;
-    if (p === null || p.exitCode !== null) return;
+    if (p === null || !running(p)) return;
     const exited = new Promise((r) => p.once('exit', r));
     p.kill('SIGKILL');
     await exited;
@@ -90,7 +93,7 @@ export class NatsCluster {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const states = await Promise.all(this.slots.map(async (s) => {
-        if (s.proc === null || s.proc.exitCode !== null) return true;
+        if (s.proc === null || !running(s.proc)) return true;
         try {
           const res = await fetch(`http://127.0.0.1:${s.monitorPort}/jsz`);
           if (!res.ok) return false;
