@@ -112,6 +112,8 @@ interface StaticOp {
   body?: string;
   status: 200 | 201 | 204;
   response?: string;
+  /** Server-Sent Events stream instead of a JSON body. */
+  stream?: true;
   errors: number[];
 }
 
@@ -124,6 +126,7 @@ const STATIC_OPS: StaticOp[] = [
   { method: 'get', path: '/identity/sessions', operationId: 'Identity.Sessions.List', tag: 'Identity', summary: 'Sessions of the calling subject', status: 200, response: 'IdentitySessionList', errors: [400, 401] },
   { method: 'delete', path: '/identity/sessions/{sessionId}', operationId: 'Identity.Sessions.Revoke', tag: 'Identity', summary: 'Revoke a session of the calling subject', params: ['SessionId'], status: 204, errors: [400, 401, 403, 404] },
   { method: 'get', path: '/events', operationId: 'Events.List', tag: 'Events', summary: 'Page through the event log', params: ['EventFilter', 'PageSize', 'Cursor'], status: 200, response: 'EventList', errors: [400, 401, 403, 422, 429] },
+  { method: 'get', path: '/events/tail', operationId: 'Events.Tail', tag: 'Events', summary: 'Follow the event log as Server-Sent Events (`event: service.event`, `data`: the event envelope; resume with Last-Event-ID)', status: 200, stream: true, errors: [401, 403, 422] },
   { method: 'get', path: '/events/{id}', operationId: 'Events.Read', tag: 'Events', summary: 'Read one event', params: ['EventId'], status: 200, response: 'EventSingle', errors: [400, 401, 403, 404] },
 ];
 
@@ -134,7 +137,9 @@ export function staticPaths(): Array<{ path: string; method: string; operation: 
     if (s.open === true) op.security = scopeOnlySecurity();
     op.parameters = [...(s.params ?? []).map(paramRef), ...scopeHeaderParams()];
     if (s.body !== undefined) op.requestBody = { required: true, content: jsonContent(schemaRef(s.body)) };
-    const success: Json = s.response === undefined
+    const success: Json = s.stream === true
+      ? { description: 'A stream of events.', headers: correlationHeaders(), content: { 'text/event-stream': { schema: { type: 'string' } } } }
+      : s.response === undefined
       ? { description: 'No content.', headers: correlationHeaders() }
       : { description: 'Success.', headers: correlationHeaders(), content: jsonContent(schemaRef(s.response)) };
     op.responses = { [String(s.status)]: success, ...errorResponses(s.errors) };
