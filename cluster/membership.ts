@@ -56,6 +56,7 @@ export class Membership {
   private load: () => MemberLoad = () => ({ activations: 0, inFlight: 0, rssBytes: 0 });
   private url: () => string | null = () => null;
   private beating: Promise<void> | null = null;
+  private last: Member[] = [];
   private failing = false;
   private stopped = false;
 
@@ -85,22 +86,33 @@ export class Membership {
     this.timer = setInterval(() => this.beat(), this.heartbeatMs).unref();
   }
 
-  /** Live members, this one included, sorted by node id. */
+  /**
+   * Live members, this one included, sorted by node id. While the bucket is
+   * unreachable (a JetStream leader election) it answers from the last list
+   * it read, minus entries older than the TTL.
+   */
   async members(): Promise<Member[]> {
     const kv = this.kv;
     if (kv === null) return [];
-    const keys: string[] = [];
-    for await (const k of await kv.keys()) keys.push(k);
-    const entries = await Promise.all(keys.map((k) => kv.get(k).catch(() => null)));
-    const cutoff = Date.now() - this.ttlMs;
-    const out: Member[] = [];
-    for (const e of entries) {
-      // The server drops expired entries on its own schedule; the time check hides one that is due.
-      if (e === null || e.operation !== 'PUT' || e.created.getTime() < cutoff) continue;
-      const m = parseMember(e.string());
-      if (m !== null) out.push(m);
+    try {
+      const keys: string[] = [];
+      for await (const k of await kv.keys()) keys.push(k);
+      const entries = await Promise.all(keys.map((k) => kv.get(k)));
+      const cutoff = Date.now() - this.ttlMs;
+      const out: Member[] = [];
+      for (const e of entries) {
+        // The server drops expired entries on its own schedule; the time check hides one that is due.
+        if (e === null || e.operation !== 'PUT' || e.created.getTime() < cutoff) continue;
+        const m = parseMember(e.string());
+        if (m !== null) out.push(m);
+      }
+      this.last = out.sort((a, b) => (a.nodeId < b.nodeId ? -1 : a.nodeId > b.nodeId ? 1 : 0));
+    } catch (err) {
+      this.log.warn('membership list unavailable; answering from the last one', { error: String(err) });
+      const cutoff = Date.now() - this.ttlMs;
+      this.last = this.last.filter((m) => Date.parse(m.updatedAt) >= cutoff);
     }
-    return out.sort((a, b) => (a.nodeId < b.nodeId ? -1 : a.nodeId > b.nodeId ? 1 : 0));
+    return this.last;
   }
 
   /** Stops heartbeating and removes this node's entry (graceful leave). */

@@ -17,6 +17,11 @@ export interface ClusterConnection {
 export interface ClusterConnectOptions {
   servers: string[];
   nodeId: string;
+  /**
+   * Reconnect only to `servers`, ignoring the peers a server advertises.
+   * Default false (follow the cluster). Tests use it to cut a node off.
+   */
+  ignoreClusterUpdates?: boolean;
 }
 
 /** `nats://h1:4222,nats://h2:4222` → list; bare `host:port` allowed. */
@@ -29,7 +34,7 @@ export function parseNatsUrl(text: string): string[] {
  * node down) and reads the cluster size from the server's INFO.
  */
 export async function connectCluster(opts: ClusterConnectOptions): Promise<ClusterConnection> {
-  const nc = await connect({ servers: opts.servers, name: opts.nodeId, maxReconnectAttempts: -1, reconnectTimeWait: 250, pingInterval: 5_000 });
+  const nc = await connect({ servers: opts.servers, name: opts.nodeId, maxReconnectAttempts: -1, reconnectTimeWait: 250, pingInterval: 5_000, ignoreClusterUpdates: opts.ignoreClusterUpdates ?? false });
   const info = nc.info as { connect_urls?: string[]; cluster?: string } | undefined;
   const peers = new Set([...(info?.connect_urls ?? []), ...opts.servers]);
   const clusterSize = info?.cluster === undefined ? 1 : Math.max(1, Math.min(peers.size, opts.servers.length > 1 ? opts.servers.length : peers.size));

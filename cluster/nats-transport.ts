@@ -9,7 +9,7 @@ import {
   type Subscription,
 } from '@nats-io/transport-node';
 import { ActorId } from '../actors/actor-id.js';
-import { askTimeout } from '../actors/errors.js';
+import { ActorReason, askTimeout } from '../actors/errors.js';
 import { ServiceError } from '../runtime/errors/service-error.js';
 import type { Logger } from '../runtime/log.js';
 import { decodeEnvelope, decodeReply, encodeEnvelope, encodeReply } from './codec.js';
@@ -49,6 +49,9 @@ export const NATS_TRANSPORT_DEFAULTS = {
 /** Between retries while another node holds the lease (or is still subscribing): 5 ms doubling to 200 ms. */
 const BACKOFF_MIN_MS = 5;
 const BACKOFF_MAX_MS = 200;
+
+/** Longest wait for a subscription drain during a hand-off. */
+const DRAIN_LIMIT_MS = 1_000;
 
 const CLAIMING = 0;
 const OWNED = 1;
@@ -186,15 +189,11 @@ export class NatsActorTransport implements ActorTransport {
   private async shutdown(): Promise<void> {
     this.closed = true;
     await Promise.allSettled(Array.from(this.pending));
-    const leases = this.leases;
-    const held = Array.from(this.placements.values());
+    // Claims and releases have settled: what is left is owned.
+    const held = Array.from(this.placements.values()).filter((p) => p.state === OWNED);
+    await Promise.allSettled(held.map((p) => this.release(p)));
     this.placements.clear();
-    for (const p of held) unsubscribe(p);
-    if (leases !== null) {
-      await Promise.allSettled(held.map((p) => (p.lease === null ? undefined : leases.release(p.lease))));
-      leases.close();
-    }
-    for (const p of held) p.settle();
+    this.leases?.close();
     this.log.info('actor transport closed', { released: held.length });
   }
 
@@ -283,11 +282,16 @@ export class NatsActorTransport implements ActorTransport {
     return CLAIM_AGAIN;
   }
 
+  /**
+   * Hand-off: drain the subscription first (requests already on their way
+   * get NotOwner and retry), then delete the lease, so when another node can
+   * claim it no request is left with us.
+   */
   private async release(p: Placement): Promise<void> {
     p.state = RELEASING;
     p.nextSettled();
-    unsubscribe(p);
     try {
+      await this.drainSubscription(p);
       await this.leases!.release(p.lease!);
     } finally {
       if (this.placements.get(p.id.str) === p) this.placements.delete(p.id.str);
@@ -363,9 +367,36 @@ export class NatsActorTransport implements ActorTransport {
       const value = await this.host!.deliverLocal({ target: p.id, type: env.type, payload: env.payload, correlationId: env.correlationId });
       bytes = encodeReplyValue(value);
     } catch (err) {
-      bytes = encodeReply({ ok: false, error: toWireError(this.refusals.has(err as object) ? notOwner(p.id.str, this.nodeId) : err) });
+      bytes = encodeReply({ ok: false, error: toWireError(this.didNotRun(err) ? notOwner(p.id.str, this.nodeId) : err) });
     }
     if (!respond(m, bytes)) respond(m, encodeReply({ ok: false, error: toWireError(payloadTooLarge('reply')) }));
+  }
+
+  /**
+   * Refused by admit(), or the system is draining: the message did not run
+   * and the lease is still ours, so nobody else ran it either. The caller
+   * retries and lands on the next owner.
+   */
+  private didNotRun(err: unknown): boolean {
+    return this.refusals.has(err as object) || (ServiceError.is(err) && err.reasonCode === ActorReason.SystemStopped);
+  }
+
+  private async drainSubscription(p: Placement): Promise<void> {
+    const sub = p.sub;
+    if (sub === null || this.conn.nc.isClosed()) {
+      unsubscribe(p);
+      return;
+    }
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      // Bounded: while disconnected a drain would wait for the reconnect.
+      await Promise.race([sub.drain(), new Promise((resolve) => (timer = setTimeout(resolve, DRAIN_LIMIT_MS)))]);
+    } catch {
+      // connection closed meanwhile
+    } finally {
+      clearTimeout(timer);
+      unsubscribe(p);
+    }
   }
 
   private requestFailed(err: unknown, id: ActorId, type: string, timeoutMs: number): ServiceError {

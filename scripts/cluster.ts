@@ -145,8 +145,12 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     say(`${signal}: stopping Plinth nodes (drain), then NATS`);
-    const codes = await Promise.all(nodes.map((n) => n.terminate(20_000)));
-    nodes.forEach((n, i) => say(`${n.nodeId} exited with ${codes[i] ?? 'SIGKILL after 20 s'}`));
+    // One after another, last started first: each drains and hands its actors (the outbox
+    // singleton among them) to a node that is still up.
+    for (const n of [...nodes].reverse()) {
+      const code = await n.terminate(20_000);
+      say(`${n.nodeId} exited with ${code ?? 'SIGKILL after 20 s'}`);
+    }
     for (const s of servers) if (s.proc !== null && s.proc.exitCode === null) s.proc.kill('SIGTERM');
     await Promise.race([Promise.all(servers.map((s) => (s.proc === null ? Promise.resolve() : exited(s.proc)))), sleep(10_000)]);
     for (const s of servers) if (s.proc !== null && s.proc.exitCode === null) s.proc.kill('SIGKILL');

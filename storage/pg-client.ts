@@ -2,6 +2,10 @@ import pg from 'pg';
 import type { QueryResult, SqlClient, SqlExecutor } from './sql-client.js';
 import { ARRAY_ELEMENT_OID, TEXT_PARSERS } from './type-parsers.js';
 import { retrySerializable } from './retry.js';
+import { isConnectionError } from './sql-errors.js';
+
+/** Tries of a transaction whose connection died before COMMIT (then the server rolled it back). */
+const LOST_CONNECTION_ATTEMPTS = 3;
 
 export interface PgClientOptions {
   connectionString: string;
@@ -55,31 +59,61 @@ export class PgClient implements SqlClient {
   }
 
   transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
-    return retrySerializable(async () => {
-      const client = await this.pool.connect();
-      let broken = false;
+    return retrySerializable(() => this.retryLostConnection(() => this.attempt(fn)));
+  }
+
+  /**
+   * A connection lost before COMMIT was sent rolled the transaction back on
+   * the server, so running it again on a fresh connection is safe. A loss
+   * during COMMIT is ambiguous and surfaces to the caller (as retryable).
+   */
+  private async retryLostConnection<T>(run: () => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
       try {
-        await client.query('BEGIN');
-        const tx: SqlExecutor = {
-          query: async <R>(sql: string, params?: readonly unknown[]) => {
-            const res = await client.query(sql, params as unknown[] | undefined);
-            return { rows: res.rows as R[], rowCount: res.rowCount ?? 0 };
-          },
-        };
-        const out = await fn(tx);
-        await client.query('COMMIT');
-        return out;
+        return await run();
       } catch (err) {
+        const lostBeforeCommit = (err as { plinthBeforeCommit?: boolean }).plinthBeforeCommit === true;
+        if (attempt >= LOST_CONNECTION_ATTEMPTS || !lostBeforeCommit || !isConnectionError(err)) throw err;
+      }
+    }
+  }
+
+  private async attempt<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect();
+    let broken = false;
+    // While checked out, pg-pool no longer listens for the client's 'error' event; a backend
+    // terminated between queries would then emit it unhandled and kill the process.
+    const onError = (): void => {
+      broken = true;
+    };
+    client.on('error', onError);
+    let committing = false;
+    try {
+      await client.query('BEGIN');
+      const tx: SqlExecutor = {
+        query: async <R>(sql: string, params?: readonly unknown[]) => {
+          const res = await client.query(sql, params as unknown[] | undefined);
+          return { rows: res.rows as R[], rowCount: res.rowCount ?? 0 };
+        },
+      };
+      const out = await fn(tx);
+      committing = true;
+      await client.query('COMMIT');
+      return out;
+    } catch (err) {
+      if (!committing && typeof err === 'object' && err !== null) (err as { plinthBeforeCommit?: boolean }).plinthBeforeCommit = true;
+      if (!broken) {
         try {
           await client.query('ROLLBACK');
         } catch {
           broken = true; // connection is gone; drop it from the pool
         }
-        throw err;
-      } finally {
-        client.release(broken);
       }
-    });
+      throw err;
+    } finally {
+      client.off('error', onError);
+      client.release(broken);
+    }
   }
 
   async close(): Promise<void> {

@@ -1,4 +1,4 @@
-import { PLATFORM_SCHEMA, type SqlClient } from '../../storage/index.js';
+import { isConnectionError, PLATFORM_SCHEMA, type SqlClient } from '../../storage/index.js';
 import type { Logger } from '../log.js';
 import type { AuditSink } from '../services.js';
 import type { AuditRow } from './evidence.js';
@@ -56,6 +56,16 @@ export class BufferedAuditWriter implements AuditSink {
       try {
         await this.db.query(`INSERT INTO ${PLATFORM_SCHEMA}.audit (correlation_id, tenant_id, project_id, actor, operation_id, decision, reason_code, status) VALUES ${tuples.join(', ')}`, values);
       } catch (err) {
+        if (isConnectionError(err) && this.pending.length + batch.length <= MAX_PENDING) {
+          // A database blip: keep the rows for the next flush instead of losing them.
+          this.pending.unshift(...batch);
+          this.log.warn('audit write deferred: storage connection lost', { rows: batch.length });
+          if (this.timer === null) {
+            this.timer = setTimeout(() => void this.flush(), FLUSH_EVERY_MS * 10);
+            this.timer.unref();
+          }
+          return;
+        }
         this.log.error('audit write failed', { rows: batch.length, error: err instanceof Error ? err.message : String(err) });
       }
     }
