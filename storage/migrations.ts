@@ -215,7 +215,10 @@ async function createIfNotExists(db: SqlClient, sql: string): Promise<void> {
   try {
     await db.exec(sql);
   } catch (err) {
-    if (sqlstateOf(err) !== SQLSTATE.UNIQUE_VIOLATION) throw err;
+    // Two nodes racing on IF NOT EXISTS: the loser sees a catalog clash (23505 on pg_namespace/pg_type,
+    // or 42710/42P07/42P06 "already exists"). By then the object exists, so running it again is a no-op.
+    const code = sqlstateOf(err);
+    if (code !== SQLSTATE.UNIQUE_VIOLATION && code !== '42710' && code !== '42P07' && code !== '42P06') throw err;
     await db.exec(sql);
   }
 }
