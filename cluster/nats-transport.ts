@@ -98,6 +98,14 @@ const CLAIM_HELD = 1;
  * claims the lease, subscribes and runs it here; if another node holds the
  * lease (it is starting up or its subscription is still propagating) the
  * request is retried with a short backoff until the ask deadline.
+ *
+ * Delivery: a request is resent only when it certainly did not run (no
+ * responders, or a NotOwner answer). A timeout is not retried here: it
+ * surfaces as retryable `Actor.OwnerUnreachable` after `requestTimeoutMs`.
+ * That happens to requests in flight on a NATS server that dies, to requests
+ * sent to an owner that crashed, and, rarely, to a request another server
+ * had already routed to an owner at the instant that owner unsubscribed in
+ * a graceful hand-off (NATS drops it; the owner never sees it).
  */
 export class NatsActorTransport implements ActorTransport {
   private host: ActorHost | null = null;
@@ -261,8 +269,9 @@ export class NatsActorTransport implements ActorTransport {
       if (ServiceError.is(err) && err.reasonCode === ClusterReason.TransportClosed) throw err;
       throw placementUnavailable(key, err);
     }
-    if (this.placements.get(key) !== p || this.closed) {
-      // close() ran meanwhile.
+    if (this.closed) {
+      // close() began meanwhile: give it straight back.
+      if (this.placements.get(key) === p) this.placements.delete(key);
       if (lease !== null) await this.leases!.release(lease);
       return CLAIM_AGAIN;
     }
@@ -272,7 +281,8 @@ export class NatsActorTransport implements ActorTransport {
     }
     try {
       p.sub = this.conn.nc.subscribe(p.id.subject, { callback: (err, m) => this.onRemote(p, err, m) });
-    } catch (err) {
+    } catch {
+      // Only a closed connection makes subscribe() throw.
       this.placements.delete(key);
       await this.leases!.release(lease);
       throw transportClosed(this.nodeId);

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
 import { ActorId, ActorSystem, defineActor } from '../../actors/index.js';
 import { InProcessTransport } from '../../cluster/in-process-transport.js';
-import { LEASE_BUCKET } from '../../cluster/leases.js';
+import { LEASE_BUCKET, PlacementLeases } from '../../cluster/leases.js';
 import { connectCluster, type ClusterConnection } from '../../cluster/nats-connection.js';
 import { NatsActorTransport } from '../../cluster/nats-transport.js';
 import { ServiceError } from '../../runtime/errors/service-error.js';
@@ -222,6 +222,24 @@ describe('actor transport on NATS (3-server JetStream cluster)', { skip: SKIP },
       winners[acts[0]!] = (winners[acts[0]!] ?? 0) + 1;
     }
     console.log(`# race: 100 actors, activations won by A=${winners.A} B=${winners.B}, none twice`);
+  });
+
+  it('claims racing on a just-released lease: exactly one winner, 150 rounds out of 150', async () => {
+    const silent = captureLogger([]);
+    const tables = await Promise.all(
+      [a, b, c].map((n) => PlacementLeases.open(n.conn, { ttlMs: TTL_MS, bucket: 'plinth_lease_race', log: silent, onLost: () => undefined })),
+    );
+    const id = new ActorId('probe', 'contested');
+    const winners: number[] = [];
+    for (let round = 0; round < 150; round++) {
+      const until = performance.now() + 5_000;
+      const got = await Promise.all(tables.flatMap((t) => [t.claim(id, until), t.claim(id, until)]));
+      const won = got.filter((l) => l !== null);
+      winners.push(won.length);
+      for (const [i, l] of got.entries()) if (l !== null) await tables[Math.floor(i / 2)]!.release(l);
+    }
+    for (const t of tables) t.close();
+    assert.deepEqual(winners.filter((w) => w !== 1), [], 'rounds without exactly one winner');
   });
 
   it('ask round-trip latency: in-process vs over NATS (printed for the benchmark)', async () => {
