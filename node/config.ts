@@ -53,6 +53,14 @@ export interface NodeConfig {
   idempotencyRetentionMs: number;
   /** ACTOR_IDLE_MS: idle time before an actor passivates. Default 5 minutes. */
   actorIdleMs: number;
+  /** WEBHOOK_ALLOW_PRIVATE_TARGETS: `true` lets outbound webhooks target loopback, link-local and private addresses. Default false. */
+  webhookAllowPrivateTargets: boolean;
+  /** SERVICE_SECRETS_KEY: base64 of 32 bytes, the AES-256-GCM key for stored secrets. Unset: a key generated once and kept in the platform database. */
+  secretsKey: Buffer | null;
+  /** WEBHOOK_TIMEOUT_MS: per-attempt request timeout. Default 10 s. */
+  webhookTimeoutMs: number;
+  /** WEBHOOK_CLAIM_LEASE_MS: claim lease of a delivery attempt; must exceed the timeout by 1 s. Default 30 s. */
+  webhookClaimLeaseMs: number;
 }
 
 const LEVELS: LogLevel[] = ['debug', 'info', 'warn', 'error', 'silent'];
@@ -70,6 +78,28 @@ const text = (env: NodeJS.ProcessEnv, name: string): string | null => {
   const v = env[name];
   return v === undefined || v === '' ? null : v;
 };
+
+const bool = (env: NodeJS.ProcessEnv, name: string): boolean => {
+  const v = text(env, name);
+  if (v === null || v === 'false') return false;
+  if (v === 'true') return true;
+  throw new InvalidConfig(name, `expected true or false, got '${v}'`);
+};
+
+function webhookTimes(env: NodeJS.ProcessEnv): { webhookTimeoutMs: number; webhookClaimLeaseMs: number } {
+  const webhookTimeoutMs = int(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100, 120_000);
+  const webhookClaimLeaseMs = int(env, 'WEBHOOK_CLAIM_LEASE_MS', 30_000, 1_000, 600_000);
+  if (webhookClaimLeaseMs < webhookTimeoutMs + 1_000) throw new InvalidConfig('WEBHOOK_CLAIM_LEASE_MS', 'must exceed WEBHOOK_TIMEOUT_MS by at least 1000');
+  return { webhookTimeoutMs, webhookClaimLeaseMs };
+}
+
+function secretsKey(env: NodeJS.ProcessEnv): Buffer | null {
+  const v = text(env, 'SERVICE_SECRETS_KEY');
+  if (v === null) return null;
+  const key = Buffer.from(v, 'base64');
+  if (key.length !== 32) throw new InvalidConfig('SERVICE_SECRETS_KEY', 'must be base64 of exactly 32 bytes');
+  return key;
+}
 
 /** The only place process.env is read. */
 export function parseConfig(env: NodeJS.ProcessEnv = process.env): NodeConfig {
@@ -106,6 +136,9 @@ export function parseConfig(env: NodeJS.ProcessEnv = process.env): NodeConfig {
     maxBatchRows: int(env, 'MAX_BATCH_ROWS', 1000, 1, 10_000),
     idempotencyRetentionMs: int(env, 'IDEMPOTENCY_RETENTION_HOURS', 24, 1, 24 * 30) * HOUR_MS,
     actorIdleMs: int(env, 'ACTOR_IDLE_MS', 300_000, 10, 86_400_000),
+    webhookAllowPrivateTargets: bool(env, 'WEBHOOK_ALLOW_PRIVATE_TARGETS'),
+    secretsKey: secretsKey(env),
+    ...webhookTimes(env),
   };
 }
 

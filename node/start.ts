@@ -7,12 +7,15 @@ import { startHttpServer, type HttpServer } from '../adapters/rest/server.js';
 import { InProcessTransport } from '../cluster/in-process-transport.js';
 import { CachedScopeDirectory } from '../runtime/control/scope-directory.js';
 import { OutboxProcessor } from '../runtime/events/outbox-processor.js';
+import { SecretStore } from '../runtime/secrets/index.js';
+import { WebhookDispatcher } from '../runtime/webhooks/outbound/dispatcher.js';
 import { JwtTokenVerifier, SqlGrantSource } from '../runtime/identity/index.js';
 import { createLogger, type Logger } from '../runtime/log.js';
 import { BufferedAuditWriter } from '../runtime/pipeline/audit-writer.js';
 import { PublicationRegistry } from '../runtime/publication/registry.js';
 import type { EventTailSource } from '../runtime/events/event-tail.js';
 import { SqlEventTail } from '../runtime/events/event-tail.js';
+import { RealtimeHub } from '../runtime/realtime/hub.js';
 import type { GrantSource, OutboxKicker, PublicationSource, ScopeDirectory, Services } from '../runtime/services.js';
 import { migratePlatform, PgClient, PgliteClient, type SqlClient } from '../storage/index.js';
 import { loadAdminToken, type AdminToken } from './admin-token.js';
@@ -72,6 +75,16 @@ export async function startNode(config: NodeConfig): Promise<RunningNode> {
   actors.register(tenantActor, actorDeps);
   actors.register(projectActor, actorDeps);
 
+  let webhooks: WebhookDispatcher;
+  try {
+    webhooks = new WebhookDispatcher(db, await SecretStore.open(db, config.secretsKey), log, {
+      nodeId: config.nodeId, allowPrivateTargets: config.webhookAllowPrivateTargets, timeoutMs: config.webhookTimeoutMs, leaseMs: config.webhookClaimLeaseMs,
+    });
+  } catch (err) {
+    await cluster?.conn.close();
+    await db.close();
+    throw err;
+  }
   let outbox: OutboxKicker & { start(): void; stop(): Promise<unknown> };
   let eventTail: EventTailSource;
   if (cluster !== null) {
@@ -82,6 +95,7 @@ export async function startNode(config: NodeConfig): Promise<RunningNode> {
     const processor = new OutboxProcessor(db, log);
     outbox = processor;
     eventTail = new SqlEventTail(db, { signal: processor });
+    processor.onCommitted(() => webhooks.kick());
   }
   const audit = new BufferedAuditWriter(db, log);
   const inFlight = { count: 0 };
@@ -101,6 +115,8 @@ export async function startNode(config: NodeConfig): Promise<RunningNode> {
     control: new ActorControlPlane(actors),
     limits: { maxPageSize: config.maxPageSize, maxBatchRows: config.maxBatchRows, idempotencyRetentionMs: config.idempotencyRetentionMs },
     node,
+    webhooks,
+    realtime: new RealtimeHub({ db, log, tail: eventTail }),
   };
 
   let http: HttpServer;
@@ -114,6 +130,7 @@ export async function startNode(config: NodeConfig): Promise<RunningNode> {
   }
   node.url = `http://${config.host}:${http.port}`;
   outbox.start();
+  webhooks.start();
   if (cluster !== null) await cluster.membership.start(() => node.self().load, () => node.url);
 
   let stopping: Promise<void> | null = null;
@@ -126,10 +143,13 @@ export async function startNode(config: NodeConfig): Promise<RunningNode> {
       while (inFlight.count > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
       // Flush the outbox while the actors (the cluster's outbox actor among them) still run.
       await outbox.stop();
+      // Stop claiming deliveries and let the sends in flight finish (bounded).
+      await webhooks.stop();
       // Deactivates actors and, in cluster mode, hands their leases back at once.
       await actors.stop();
       await cluster?.membership.stop();
       await audit.flush();
+      services.realtime?.close();
       cluster?.bus.close();
       http.close();
       await cluster?.conn.close();

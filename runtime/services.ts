@@ -5,6 +5,8 @@ import type { CompiledPublication } from './publication/compiled-publication.js'
 import type { AuditRow } from './pipeline/evidence.js';
 import type { ControlPlaneGateway } from './control/gateway.js';
 import type { EventTailSource } from './events/event-tail.js';
+import type { RealtimeHub } from './realtime/hub.js';
+import type { OutboundWebhooks } from './webhooks/outbound/dispatcher.js';
 
 /** Verifies a project user's access token (stage 1). Null when the token is not valid. */
 export interface TokenVerifier {
@@ -85,4 +87,8 @@ export interface Services {
   /** Follows a project's event log for `GET /api/events/tail`. Absent: a SqlEventTail over `db` (embedded mode's log). Cluster: a LogEventTail over JetStream. */
   readonly eventTail?: EventTailSource;
   readonly node: NodeStatus;
+  /** Outbound webhooks (secrets, target policy, dispatcher kick). Absent: the webhook routes answer 503. */
+  readonly webhooks?: OutboundWebhooks;
+  /** Realtime subscriptions of this node (WebSocket and SSE). Absent: realtime routes answer 404. */
+  readonly realtime?: RealtimeHub;
 }

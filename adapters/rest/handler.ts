@@ -42,6 +42,7 @@ export function restHandler(services: Services, opts: RestOptions, inFlight: InF
     const meta = readMeta(req);
     // Read before any await (uWS forbids req use later); only streaming operations look at it.
     const lastEventId = req.getHeader('last-event-id');
+    const extraHeaders: Record<string, string> = {};
     const target: ReplyTarget = { res, aborted: false, correlationId: meta.correlationId, cors: opts.corsOrigin, closeConnection: false };
     let reading = false;
     res.onAborted(() => {
@@ -61,6 +62,7 @@ export function restHandler(services: Services, opts: RestOptions, inFlight: InF
       // Drain any body the client sends, but answer without reading it.
       return writeError(target, matched, basePath);
     }
+    for (const h of matched.spec.requestHeaders ?? []) extraHeaders[h] = req.getHeader(h);
     const declared = Number(meta.contentLength);
     if (meta.contentLength !== '' && (!Number.isFinite(declared) || declared > opts.maxBodyBytes)) {
       target.closeConnection = true;
@@ -77,15 +79,17 @@ export function restHandler(services: Services, opts: RestOptions, inFlight: InF
         // make it lose the 413). Nothing more is buffered.
         return writeError(target, tooLarge(opts.maxBodyBytes), basePath);
       }
-      void run(services, meta, matched, basePath, bytes, target, lastEventId).finally(() => inFlight.count--);
+      void run(services, meta, matched, basePath, bytes, target, lastEventId, extraHeaders).finally(() => inFlight.count--);
     });
   };
 }
 
-async function run(services: Services, meta: RequestMeta, m: RouteMatch, basePath: string, bytes: Buffer, target: ReplyTarget, lastEventId: string): Promise<void> {
+async function run(services: Services, meta: RequestMeta, m: RouteMatch, basePath: string, bytes: Buffer, target: ReplyTarget, lastEventId: string, extraHeaders: Record<string, string>): Promise<void> {
   let body: unknown;
+  const raw = m.spec.rawBody === true;
   try {
-    body = decodeJsonBody(bytes, meta.contentType);
+    // A raw-body spec (inbound webhooks) gets the exact bytes: it verifies them before it parses.
+    body = raw ? undefined : decodeJsonBody(bytes, meta.contentType);
   } catch (err) {
     return writeError(target, err as ServiceError, basePath);
   }
@@ -106,6 +110,8 @@ async function run(services: Services, meta: RequestMeta, m: RouteMatch, basePat
     ifMatch: meta.ifMatch === '' ? null : meta.ifMatch,
     basePath,
     lastEventId: lastEventId === '' ? null : lastEventId,
+    ...(raw ? { rawBody: bytes } : {}),
+    ...(m.spec.requestHeaders === undefined ? {} : { headers: extraHeaders }),
   };
   const outcome = await dispatch(inv, services);
   if (outcome.ok) writeResult(target, outcome.result);

@@ -6,6 +6,12 @@ import { PROJECT_SPECS } from '../../runtime/operations/control/projects.js';
 import { SCHEMA_SPECS } from '../../runtime/operations/control/schema.js';
 import { TENANT_SPECS } from '../../runtime/operations/control/tenants.js';
 import { IDENTITY_SPECS } from '../../runtime/operations/identity/index.js';
+import { REALTIME_SPECS } from '../../runtime/operations/realtime/index.js';
+import { AUDIT_SPECS } from '../../runtime/operations/control/audit.js';
+import { INBOUND_WEBHOOK_SPECS } from '../../runtime/operations/webhooks/inbound.js';
+import { WEBHOOK_DIAGNOSTICS_SPECS } from '../../runtime/operations/webhooks/diagnostics.js';
+import { OUTBOUND_WEBHOOK_SPECS as OW } from '../../runtime/operations/webhooks/outbound.js';
+import { REPLAY_SPECS } from '../../runtime/operations/webhooks/replay.js';
 import type { OperationSpec } from '../../runtime/operations/types.js';
 import { notFoundSpec } from './not-found.js';
 
@@ -72,6 +78,31 @@ export const STATIC_ROUTES: StaticRoute[] = [
   { method: 'GET', path: 'events/tail', spec: EVENT_SPECS.tail },
   { method: 'GET', path: 'events/:id', spec: EVENT_SPECS.read },
   { method: 'GET', path: 'Event/:id', spec: EVENT_SPECS.read },
+  { method: 'POST', path: 'events/:id/replay', spec: REPLAY_SPECS.event },
+  { method: 'POST', path: 'Event/:id/replay', spec: REPLAY_SPECS.event },
+
+  // Outbound webhooks (and the /api/Webhook alias).
+  { method: 'GET', path: 'webhooks/endpoints', spec: OW.list },
+  { method: 'POST', path: 'webhooks/endpoints', spec: OW.create },
+  { method: 'GET', path: 'webhooks/endpoints/:id', spec: OW.read },
+  { method: 'PUT', path: 'webhooks/endpoints/:id', spec: OW.replace },
+  { method: 'PATCH', path: 'webhooks/endpoints/:id', spec: OW.patch },
+  { method: 'DELETE', path: 'webhooks/endpoints/:id', spec: OW.delete },
+  { method: 'POST', path: 'webhooks/endpoints/:id/rotate-secret', spec: OW.rotateSecret },
+  { method: 'GET', path: 'webhooks/endpoints/:endpointId/deliveries', spec: OW.endpointDeliveries },
+  { method: 'GET', path: 'webhooks/deliveries', spec: OW.deliveries },
+  { method: 'POST', path: 'webhooks/deliveries/:deliveryId/replay', spec: REPLAY_SPECS.delivery },
+  { method: 'GET', path: 'Webhook/endpoints', spec: OW.list },
+  { method: 'POST', path: 'Webhook/endpoints', spec: OW.create },
+  { method: 'GET', path: 'Webhook/endpoints/:id', spec: OW.read },
+  { method: 'PUT', path: 'Webhook/endpoints/:id', spec: OW.replace },
+  { method: 'PATCH', path: 'Webhook/endpoints/:id', spec: OW.patch },
+  { method: 'DELETE', path: 'Webhook/endpoints/:id', spec: OW.delete },
+  { method: 'POST', path: 'Webhook/endpoints/:id/rotate-secret', spec: OW.rotateSecret },
+  { method: 'GET', path: 'Webhook/endpoints/:endpointId/deliveries', spec: OW.endpointDeliveries },
+  { method: 'GET', path: 'Webhook/deliveries', spec: OW.deliveries },
+  { method: 'POST', path: 'Webhook/deliveries/:deliveryId/replay', spec: REPLAY_SPECS.delivery },
+  { method: 'POST', path: 'CredentialReveal/:revealTokenId/reveal', spec: OW.reveal },
 
   { method: 'POST', path: 'identity/register', spec: I['Identity.Register']! },
   { method: 'POST', path: 'identity/login', spec: I['Identity.Login']! },
@@ -81,7 +112,26 @@ export const STATIC_ROUTES: StaticRoute[] = [
   { method: 'GET', path: 'identity/sessions', spec: I['Identity.Sessions.List']! },
   { method: 'DELETE', path: 'identity/sessions/:sessionId', spec: I['Identity.Sessions.Revoke']! },
 
+  { method: 'GET', path: 'realtime/sse', spec: REALTIME_SPECS.sse },
+  { method: 'POST', path: 'realtime/token', spec: REALTIME_SPECS.token },
+
   { method: 'POST', path: 'operations/:operation', spec: notFoundSpec('Operation.Unknown', 'no custom operation with this name') },
+
+  { method: 'GET', path: 'audit', spec: AUDIT_SPECS.list },
+  { method: 'GET', path: 'audit/tail', spec: AUDIT_SPECS.tail },
+
+  { method: 'GET', path: 'webhooks/receivers', spec: INBOUND_WEBHOOK_SPECS.list },
+  { method: 'POST', path: 'webhooks/receivers', spec: INBOUND_WEBHOOK_SPECS.create },
+  { method: 'GET', path: 'webhooks/receivers/:id', spec: INBOUND_WEBHOOK_SPECS.read },
+  { method: 'PUT', path: 'webhooks/receivers/:id', spec: INBOUND_WEBHOOK_SPECS.update },
+  { method: 'DELETE', path: 'webhooks/receivers/:id', spec: INBOUND_WEBHOOK_SPECS.delete },
+  { method: 'GET', path: 'webhooks/diagnostics', spec: WEBHOOK_DIAGNOSTICS_SPECS.diagnostics },
+  // Public: signature-verified over the raw body, no bearer.
+  { method: 'POST', path: 'webhooks/inbound/:publicReceiverKey', spec: INBOUND_WEBHOOK_SPECS.receive },
 ];
+
+// Appended after the literal so it stays last whatever is added above: the alias's parameter
+// segment would otherwise shadow `webhooks/<name>` POST routes (endpoints, receivers, …) listed after it.
+STATIC_ROUTES.push({ method: 'POST', path: 'webhooks/:publicReceiverKey', spec: INBOUND_WEBHOOK_SPECS.receiveAlias });
 
 export { ENTITY_SPECS };

@@ -1,6 +1,7 @@
 import uWS from 'uWebSockets.js';
 import type { Services } from '../../runtime/services.js';
 import { restHandler, type InFlight, type RestOptions } from './handler.js';
+import { registerRealtimeWebSocket } from '../realtime/websocket.js';
 
 /** Without it a second node on the same port would silently share it. */
 const EXCLUSIVE_PORT = 1;
@@ -19,6 +20,11 @@ export function startHttpServer(services: Services, host: string, port: number, 
   // The fork ships native binaries for Node 16/18/20 only; elsewhere it silently falls back to a slow shim.
   if (typeof (uWS as unknown as { SSLApp?: unknown }).SSLApp !== 'function') throw new Error('uWebSockets.js native binary not available for this Node.js version');
   const app = uWS.App();
+  // WebSocket routes before the catch-all.
+  if (services.realtime !== undefined) {
+    registerRealtimeWebSocket(app, services, '/api/realtime', '/api');
+    registerRealtimeWebSocket(app, services, '/v1/realtime', '/v1');
+  }
   app.any('/*', restHandler(services, opts, inFlight));
   // The typings lack the (host, port, options, cb) overload and app.close(); the binary has both.
   const raw = app as unknown as {

@@ -51,6 +51,10 @@ export interface Invocation {
   basePath: string;
   /** SSE resume position (`Last-Event-ID` header) for streaming operations; absent or null when not sent. */
   lastEventId?: string | null;
+  /** The request body bytes, undecoded, for specs with `rawBody: true` (`body` is then undefined). */
+  rawBody?: Buffer;
+  /** Headers a spec asked for through `requestHeaders` (lower-case names; '' when absent). */
+  headers?: Readonly<Record<string, string>>;
 }
 
 /** Canonical result: adapters project it; REST writes status, headers and body as JSON. */
@@ -109,6 +113,10 @@ export interface OperationSpec {
   /** Grants required beyond authentication (stage 4). Admin holds every grant. */
   grants(ctx: OperationContext): readonly string[];
   execute(ctx: OperationContext): Promise<Result>;
+  /** The adapter skips JSON decoding and hands the exact bytes over in `inv.rawBody` (signature checks over the raw body). */
+  rawBody?: true;
+  /** Lower-case header names the adapter copies into `inv.headers`. */
+  requestHeaders?: readonly string[];
 }
 
 export const noGrants = (): readonly string[] => [];

@@ -1,0 +1,64 @@
+import type { RealtimeRecipient } from '../../runtime/realtime/hub.js';
+
+/** What a connection needs of a uWS WebSocket (a small surface, so the policy is unit-testable). */
+export interface WsLike {
+  send(message: string, isBinary?: boolean): number;
+  getBufferedAmount(): number;
+  end(code?: number, reason?: string): void;
+}
+
+/** Close code for a client that reads too slowly: 1013 "try again later". */
+export const SLOW_CONSUMER_CLOSE_CODE = 1013;
+export const DEFAULT_MAX_BUFFERED_BYTES = 1024 * 1024;
+
+/** Connections on this process (diagnostics and tests). */
+export const wsStats = { open: 0, droppedSlow: 0 };
+
+/**
+ * One realtime WebSocket connection: its subscriptions and its send path.
+ * Backpressure: once uWS holds more than `maxBufferedBytes` unsent for this
+ * client, the connection is closed with 1013 — never buffered without bound.
+ */
+export class RealtimeConnection implements RealtimeRecipient {
+  open = true;
+  readonly subscriptions = new Map<string, () => void>();
+  /** Subscribe ids whose dispatch is in flight (a duplicate id is refused meanwhile too). */
+  readonly pending = new Set<string>();
+  private nextId = 1;
+
+  constructor(private readonly ws: WsLike, private readonly maxBufferedBytes = DEFAULT_MAX_BUFFERED_BYTES) {}
+
+  newId(): string {
+    return `s${this.nextId++}`;
+  }
+
+  send(message: string): void {
+    if (!this.open) return;
+    if (this.ws.getBufferedAmount() > this.maxBufferedBytes) return this.dropSlow();
+    this.ws.send(message, false);
+    if (this.ws.getBufferedAmount() > this.maxBufferedBytes) this.dropSlow();
+  }
+
+  private dropSlow(): void {
+    wsStats.droppedSlow++;
+    this.open = false;
+    this.closeSubscriptions();
+    try {
+      this.ws.end(SLOW_CONSUMER_CLOSE_CODE, 'slow consumer: too many unsent messages');
+    } catch {
+      /* already closed */
+    }
+  }
+
+  /** Detaches every subscription (releases their quota slots). */
+  closeSubscriptions(): void {
+    for (const detach of this.subscriptions.values()) detach();
+    this.subscriptions.clear();
+  }
+
+  /** The socket closed (client, idle timeout, shutdown or our own end()). */
+  closed(): void {
+    this.open = false;
+    this.closeSubscriptions();
+  }
+}

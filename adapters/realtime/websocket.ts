@@ -1,0 +1,182 @@
+import { randomUUID } from 'node:crypto';
+import type { HttpRequest, HttpResponse, TemplatedApp } from 'uWebSockets.js';
+import { dispatch } from '../../runtime/dispatch.js';
+import { toErrorEnvelope, httpStatusOf } from '../../runtime/errors/envelope.js';
+import { ServiceError, unauthorized, validationFailed } from '../../runtime/errors/service-error.js';
+import { REALTIME_SPECS } from '../../runtime/operations/realtime/index.js';
+import type { Invocation, OperationSpec } from '../../runtime/operations/types.js';
+import type { PreparedSubscription } from '../../runtime/realtime/hub.js';
+import { isSubscriptionToken, realtimeTokenVerifier, verifySubscriptionToken } from '../../runtime/realtime/subscription-token.js';
+import type { Services } from '../../runtime/services.js';
+import { bearerOf, parseQuery } from '../rest/request-meta.js';
+import { statusLine } from '../rest/status-text.js';
+import { DEFAULT_MAX_BUFFERED_BYTES, RealtimeConnection, wsStats } from './connection.js';
+
+/** Per-connection state: the credential and scope every subscribe dispatches with. */
+interface ConnData {
+  bearer: string;
+  tenant: string;
+  project: string;
+  branch: string | null;
+  basePath: string;
+  conn: RealtimeConnection | null;
+}
+
+const MAX_MESSAGE_BYTES = 64 * 1024;
+const CORRELATION = /^[A-Za-z0-9._:-]{8,128}$/;
+
+function maxBuffered(): number {
+  const n = Number(process.env.REALTIME_MAX_BUFFERED_BYTES ?? '');
+  return Number.isSafeInteger(n) && n > 0 ? n : DEFAULT_MAX_BUFFERED_BYTES;
+}
+
+const invocation = (spec: OperationSpec, d: Pick<ConnData, 'bearer' | 'tenant' | 'project' | 'branch' | 'basePath'>, body: unknown, correlationId: string): Invocation => ({
+  correlationId, protocol: 'rest', operation: spec, collection: null, relation: null, params: {}, query: new Map(), body,
+  bearer: d.bearer === '' ? null : d.bearer, tenantHeader: d.tenant === '' ? null : d.tenant, projectHeader: d.project === '' ? null : d.project,
+  branchHeader: d.branch, idempotencyKey: null, ifMatch: null, basePath: d.basePath,
+});
+
+/** `error` message: the REST error envelope's fields plus the subscription id and HTTP status. */
+function errorMessage(err: ServiceError, correlationId: string, basePath: string, id: string | null): string {
+  const e = toErrorEnvelope(err, correlationId, basePath).error;
+  const quota = err.code === 'QUOTA_EXCEEDED' && err.details.headers !== undefined
+    ? { quota: { kind: err.details.headers['X-Service-Quota-Kind'], limit: Number(err.details.headers['X-Service-Quota-Limit']), used: Number(err.details.headers['X-Service-Quota-Used']), reset: err.details.headers['X-Service-Quota-Reset'] } }
+    : {};
+  return JSON.stringify({ type: 'error', ...(id === null ? {} : { id }), status: httpStatusOf(err), ...e, ...quota });
+}
+
+/**
+ * `GET /api/realtime` (and `/v1/realtime`): WebSocket. The handshake is a
+ * `Realtime.Connect` dispatch (401/403/429 answered as HTTP before any
+ * upgrade); each `subscribe` is a `Realtime.Subscribe` dispatch with the
+ * connection's credential, so grants and audit match REST.
+ */
+export function registerRealtimeWebSocket(app: TemplatedApp, services: Services, pattern: string, basePath: string): void {
+  const bound = maxBuffered();
+  // Realtime connections also accept the short-lived subscription token; REST routes never do.
+  const rtServices: Services = { ...services, tokens: realtimeTokenVerifier(services.db, services.tokens) };
+  app.ws<ConnData>(pattern, {
+    maxPayloadLength: MAX_MESSAGE_BYTES,
+    idleTimeout: 60,
+    sendPingsAutomatically: true,
+    // Above our own bound, so uWS never silently skips a message: we close first.
+    maxBackpressure: bound * 2 + MAX_MESSAGE_BYTES,
+    upgrade: (res: HttpResponse, req: HttpRequest, context) => {
+      const q = parseQuery(req.getQuery() ?? '');
+      const key = req.getHeader('sec-websocket-key');
+      const ext = req.getHeader('sec-websocket-extensions');
+      const offered = req.getHeader('sec-websocket-protocol');
+      const incoming = req.getHeader('x-service-correlation-id');
+      const correlationId = CORRELATION.test(incoming) ? incoming : randomUUID();
+      // Credential: Authorization header, then a `bearer.<token>` protocol, then `access_token`.
+      const protocols = offered === '' ? [] : offered.split(',').map((s) => s.trim());
+      const viaProtocol = protocols.find((p) => p.startsWith('bearer.'));
+      const bearer = bearerOf(req.getHeader('authorization')) ?? viaProtocol?.slice('bearer.'.length) ?? q.get('access_token') ?? '';
+      const chosen = viaProtocol ?? protocols[0] ?? '';
+      const data: ConnData = {
+        bearer,
+        tenant: req.getHeader('x-service-tenant') || (q.get('tenant') ?? ''),
+        project: req.getHeader('x-service-project') || (q.get('project') ?? ''),
+        branch: req.getHeader('x-service-branch') || (q.get('branch') ?? null),
+        basePath, conn: null,
+      };
+      let aborted = false;
+      res.onAborted(() => {
+        aborted = true;
+      });
+      void (async () => {
+        let err: ServiceError | null = null;
+        if (isSubscriptionToken(bearer)) {
+          // The token is bound to its project: scope comes from it, never from the request.
+          const v = await verifySubscriptionToken(services.db, bearer);
+          if (v === null) err = unauthorized('Auth.InvalidToken', 'the subscription token is invalid or expired');
+          else {
+            data.tenant = v.tenantId;
+            data.project = v.projectId;
+          }
+        }
+        if (err === null) {
+          const outcome = await dispatch(invocation(REALTIME_SPECS.connect, data, undefined, correlationId), rtServices);
+          if (!outcome.ok) err = outcome.error;
+        }
+        if (aborted) return;
+        res.cork(() => {
+          if (err !== null) {
+            res.writeStatus(statusLine(httpStatusOf(err)));
+            res.writeHeader('X-Service-Correlation-Id', correlationId);
+            const h = err.details.headers;
+            if (h !== undefined) for (const k in h) res.writeHeader(k, h[k]!);
+            res.writeHeader('Content-Type', 'application/json; charset=utf-8');
+            res.end(JSON.stringify(toErrorEnvelope(err, correlationId, basePath)), true);
+            return;
+          }
+          res.upgrade(data, key, chosen, ext, context);
+        });
+      })();
+    },
+    open: (ws) => {
+      wsStats.open++;
+      ws.getUserData().conn = new RealtimeConnection(ws, bound);
+    },
+    message: (ws, message, isBinary) => {
+      const d = ws.getUserData();
+      const conn = d.conn!;
+      const correlationId = randomUUID();
+      const reply = (text: string): void => {
+        if (conn.open) conn.send(text);
+      };
+      let msg: { type?: unknown; id?: unknown; entity?: unknown; filter?: unknown };
+      try {
+        if (isBinary) throw new Error('binary');
+        msg = JSON.parse(Buffer.from(message).toString('utf8')) as typeof msg;
+        if (typeof msg !== 'object' || msg === null || Array.isArray(msg)) throw new Error('not an object');
+      } catch {
+        return reply(errorMessage(validationFailed('Request.MalformedJson', 'messages are JSON objects with a type', 'message'), correlationId, basePath, null));
+      }
+      if (msg.type === 'ping') return reply('{"type":"pong"}');
+      if (msg.id !== undefined && (typeof msg.id !== 'string' || msg.id === '' || msg.id.length > 64)) {
+        return reply(errorMessage(validationFailed('Realtime.InvalidSubscriptionId', 'id is a string of 1 to 64 characters', 'id'), correlationId, basePath, null));
+      }
+      if (msg.type === 'unsubscribe') {
+        const id = msg.id as string | undefined;
+        const detach = id === undefined ? undefined : conn.subscriptions.get(id);
+        if (detach === undefined) return reply(errorMessage(new ServiceError('NOT_FOUND', 'Realtime.UnknownSubscription', 'no subscription with this id'), correlationId, basePath, id ?? null));
+        detach();
+        conn.subscriptions.delete(id!);
+        return reply(JSON.stringify({ type: 'unsubscribed', id }));
+      }
+      if (msg.type !== 'subscribe') {
+        return reply(errorMessage(validationFailed('Realtime.UnknownMessageType', "type is one of 'subscribe', 'unsubscribe', 'ping'", 'type'), correlationId, basePath, typeof msg.id === 'string' ? msg.id : null));
+      }
+      const id = (msg.id as string | undefined) ?? conn.newId();
+      if (conn.subscriptions.has(id) || conn.pending.has(id)) {
+        return reply(errorMessage(new ServiceError('CONFLICT', 'Realtime.DuplicateSubscriptionId', 'a subscription with this id is already open', { field: 'id' }), correlationId, basePath, id));
+      }
+      conn.pending.add(id);
+      void (async () => {
+        const outcome = await dispatch(invocation(REALTIME_SPECS.subscribe, d, { entity: msg.entity, filter: msg.filter }, correlationId), rtServices);
+        if (!outcome.ok) {
+          conn.pending.delete(id);
+          return reply(errorMessage(outcome.error, correlationId, basePath, id));
+        }
+        const prepared = outcome.result.body as PreparedSubscription;
+        let detach: () => void;
+        try {
+          detach = await services.realtime!.attach(prepared, id, conn);
+        } catch {
+          conn.pending.delete(id);
+          return reply(errorMessage(new ServiceError('UNAVAILABLE', 'Realtime.FollowerUnavailable', 'the event log cannot be followed right now'), correlationId, basePath, id));
+        }
+        conn.pending.delete(id);
+        if (!conn.open) return detach();
+        conn.subscriptions.set(id, detach);
+        reply(JSON.stringify({ type: 'subscribed', id, entity: prepared.entity }));
+      })();
+    },
+    close: (ws) => {
+      wsStats.open--;
+      ws.getUserData().conn?.closed();
+    },
+  });
+}
+

@@ -1,0 +1,149 @@
+import { PLATFORM_SCHEMA, type SqlExecutor } from '../../storage/index.js';
+import { validationFailed } from '../errors/service-error.js';
+
+const S = PLATFORM_SCHEMA;
+
+/** An audit row as `/api/audit` and its tail show it. */
+export interface AuditRecord {
+  correlationId: string;
+  at: string;
+  actor: string;
+  operationId: string;
+  decision: string;
+  reasonCode: string;
+  status: number;
+}
+
+export interface AuditQuery {
+  reasonCode: string | null;
+  actor: string | null;
+  /** Entity name: operation ids starting with `Entity.<E>.`. */
+  entity: string | null;
+  operationId: string | null;
+  decision: string | null;
+  correlationId: string | null;
+  since: string | null;
+  until: string | null;
+  afterSeq: string | null;
+  pageSize: number;
+}
+
+const COLUMNS = `seq, correlation_id AS "correlationId", at, actor, operation_id AS "operationId", decision, reason_code AS "reasonCode", status`;
+type Row = AuditRecord & { seq: string };
+const toRecord = ({ seq: _seq, ...r }: Row): AuditRecord => ({ ...r, status: Number(r.status) });
+
+const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}:\d{2})$/;
+const DECISIONS = ['Allow', 'Deny', 'Error'];
+const KEYS = ['reasonCode', 'actor', 'entity', 'operationId', 'decision', 'correlationId', 'since', 'until'];
+
+/** A timestamp PostgreSQL stores as timestamptz (a real day, years 1-9999, offsets within ±15:59); else it would fail in SQL. */
+function isStorableTimestamp(v: string): boolean {
+  if (!ISO.test(v) || !Number.isFinite(Date.parse(v))) return false;
+  const [y, m, d] = v.slice(0, 10).split('-').map(Number) as [number, number, number];
+  const day = new Date(0);
+  day.setUTCFullYear(y, m - 1, d);
+  if (y < 1 || day.getUTCFullYear() !== y || day.getUTCMonth() !== m - 1 || day.getUTCDate() !== d) return false;
+  return v.endsWith('Z') || Number(v.slice(-5, -3)) <= 15;
+}
+
+/**
+ * The audit `filter` JSON: `{ reasonCode?, actor?, entity?, operationId?,
+ * decision?, correlationId?, since?, until? }`, all strings. `entity` selects
+ * operation ids `Entity.<E>.*`; `decision` is Allow, Deny or Error.
+ */
+export function parseAuditFilter(text: string | undefined): Omit<AuditQuery, 'afterSeq' | 'pageSize'> {
+  const out: Omit<AuditQuery, 'afterSeq' | 'pageSize'> = { reasonCode: null, actor: null, entity: null, operationId: null, decision: null, correlationId: null, since: null, until: null };
+  if (text === undefined || text === '') return out;
+  if (text.length > 4096) throw validationFailed('Filter.TooLarge', 'filter too long', 'filter');
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch {
+    throw validationFailed('Filter.MalformedJson', 'filter is not valid JSON', 'filter');
+  }
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw validationFailed('Filter.InvalidFilter', 'filter must be a JSON object', 'filter');
+  for (const [k, v] of Object.entries(raw)) {
+    if (!KEYS.includes(k)) throw validationFailed('Filter.UnknownField', `unknown audit filter key '${k}'`, `filter.${k}`);
+    if (typeof v !== 'string' || v.length === 0 || v.length > 512 || v.includes('\u0000')) throw validationFailed('Filter.InvalidValue', `'${k}' must be a non-empty string`, `filter.${k}`);
+    if ((k === 'since' || k === 'until') && !isStorableTimestamp(v)) throw validationFailed('Filter.InvalidValue', `'${k}' must be an ISO 8601 timestamp`, `filter.${k}`);
+    if (k === 'decision' && !DECISIONS.includes(v)) throw validationFailed('Filter.InvalidValue', `'decision' must be one of ${DECISIONS.join(', ')}`, 'filter.decision');
+    (out as unknown as Record<string, string>)[k] = v;
+  }
+  return out;
+}
+
+/** One page of a project's audit rows in write order; returns the last seq for the next cursor. */
+export async function listAudit(db: SqlExecutor, projectId: string, q: AuditQuery): Promise<{ rows: AuditRecord[]; lastSeq: string | null; more: boolean }> {
+  const params: unknown[] = [projectId];
+  const where = ['project_id = $1'];
+  const add = (sql: string, v: unknown): void => {
+    params.push(v);
+    where.push(sql.replace('?', `$${params.length}`));
+  };
+  if (q.reasonCode !== null) add('reason_code = ?', q.reasonCode);
+  if (q.actor !== null) add('actor = ?', q.actor);
+  if (q.entity !== null) {
+    const prefix = `Entity.${q.entity}.`;
+    add(`left(operation_id, ${prefix.length}) = ?`, prefix);
+  }
+  if (q.operationId !== null) add('operation_id = ?', q.operationId);
+  if (q.decision !== null) add('decision = ?', q.decision);
+  if (q.correlationId !== null) add('correlation_id = ?', q.correlationId);
+  if (q.since !== null) add('at >= ?::timestamptz', q.since);
+  if (q.until !== null) add('at < ?::timestamptz', q.until);
+  if (q.afterSeq !== null) add('seq > ?::bigint', q.afterSeq);
+  const res = await db.query<Row>(`SELECT ${COLUMNS} FROM ${S}.audit WHERE ${where.join(' AND ')} ORDER BY seq LIMIT ${q.pageSize + 1}`, params);
+  const more = res.rows.length > q.pageSize;
+  const rows = more ? res.rows.slice(0, q.pageSize) : res.rows;
+  return { rows: rows.map(toRecord), lastSeq: rows.length === 0 ? null : rows[rows.length - 1]!.seq, more };
+}
+
+export async function auditAfter(db: SqlExecutor, projectId: string, afterSeq: string, limit: number): Promise<Array<{ seq: string; row: AuditRecord }>> {
+  const res = await db.query<Row>(`SELECT ${COLUMNS} FROM ${S}.audit WHERE project_id = $1 AND seq > $2::bigint ORDER BY seq LIMIT ${limit}`, [projectId, afterSeq]);
+  return res.rows.map((r) => ({ seq: r.seq, row: toRecord(r) }));
+}
+
+export async function lastAuditSeq(db: SqlExecutor): Promise<string> {
+  const res = await db.query<{ seq: string | null }>(`SELECT max(seq) AS seq FROM ${S}.audit`);
+  return res.rows[0]?.seq ?? '0';
+}
+
+/**
+ * Follows a project's audit rows after `afterSeq` by polling (the buffered
+ * writer flushes every 50 ms). Returns the stop function.
+ */
+export function followAudit(db: SqlExecutor, projectId: string, afterSeq: string, onRow: (seq: string, row: AuditRecord) => boolean, onError: (err: unknown) => void, pollMs = 100): () => void {
+  let last = afterSeq;
+  let closed = false;
+  let timer: NodeJS.Timeout | null = null;
+  const tick = async (): Promise<void> => {
+    timer = null;
+    try {
+      for (;;) {
+        if (closed) return;
+        const page = await auditAfter(db, projectId, last, 200);
+        for (const { seq, row } of page) {
+          if (closed) return;
+          last = seq;
+          if (!onRow(seq, row)) {
+            closed = true;
+            return;
+          }
+        }
+        if (page.length < 200) break;
+      }
+    } catch (err) {
+      if (!closed) {
+        closed = true;
+        onError(err);
+      }
+      return;
+    }
+    if (!closed) timer = setTimeout(() => void tick(), pollMs);
+  };
+  void tick();
+  return () => {
+    closed = true;
+    if (timer !== null) clearTimeout(timer);
+  };
+}

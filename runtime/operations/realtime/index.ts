@@ -1,0 +1,131 @@
+import { notFound, ServiceError, validationFailed } from '../../errors/service-error.js';
+import { filterTarget } from '../../entities/list.js';
+import type { CompiledEntity } from '../../entities/compiled-entity.js';
+import { parseFilter, parseFilterText } from '../../filter/parse.js';
+import { filterToSql, SqlParams } from '../../filter/to-sql.js';
+import type { PreparedSubscription, RealtimeHub, RowCheck } from '../../realtime/hub.js';
+import { mintSubscriptionToken } from '../../realtime/subscription-token.js';
+import { single } from '../envelopes.js';
+import { noGrants, type OperationContext, type OperationSpec } from '../types.js';
+
+const hubOf = (ctx: OperationContext): RealtimeHub => {
+  const hub = ctx.services.realtime;
+  if (hub === undefined) throw notFound('Route.Unknown', 'realtime is not enabled on this node');
+  return hub;
+};
+
+/** The entity a realtime request names (`body.entity` over WebSocket, `?entity=` for SSE). */
+function entityName(ctx: OperationContext): unknown {
+  if (ctx.inv.query.has('entity')) return ctx.inv.query.get('entity');
+  const b = ctx.inv.body as { entity?: unknown } | null | undefined;
+  return typeof b === 'object' && b !== null ? b.entity : undefined;
+}
+
+function entityOf(ctx: OperationContext): CompiledEntity | undefined {
+  const name = entityName(ctx);
+  return typeof name === 'string' ? ctx.scope?.publication.entities.get(name) : undefined;
+}
+
+/** Reading changes of E needs what reading E needs: `entity:<E>:read` (checked by stage 4). */
+const readGrant = (ctx: OperationContext): readonly string[] => {
+  const e = entityOf(ctx);
+  return e === undefined ? [] : [`entity:${e.entityName}:read`];
+};
+
+/** Parses the filter against the entity and compiles the row check the hub runs per event. */
+function prepare(ctx: OperationContext): PreparedSubscription {
+  const name = entityName(ctx);
+  if (typeof name !== 'string' || name === '') throw validationFailed('Realtime.EntityRequired', "'entity' is required", 'entity');
+  const entity = entityOf(ctx);
+  if (entity === undefined) throw notFound('Realtime.UnknownEntity', `no entity named '${name}' in this project`);
+  let raw: unknown = undefined;
+  let text: string | undefined;
+  if (ctx.inv.query.has('filter')) text = ctx.inv.query.get('filter');
+  else if (typeof ctx.inv.body === 'object' && ctx.inv.body !== null) raw = (ctx.inv.body as { filter?: unknown }).filter;
+  let check: RowCheck | null = null;
+  if (text !== undefined || (raw !== undefined && raw !== null)) {
+    const node = text !== undefined ? parseFilterText(text, entity) : parseFilter(raw, entity);
+    const params = new SqlParams(1);
+    const cond = filterToSql(node, entity.entityName, 't', filterTarget(entity), params);
+    const sql = `SELECT 1 FROM ${entity.table} t WHERE t.id = $1::uuid${entity.liveClause} AND ${cond}`;
+    check = { key: `${sql}\u0000${JSON.stringify(params.values.slice(1))}`, text: sql, values: params.values };
+  }
+  const scope = ctx.scope!;
+  return { tenantId: scope.tenant.id, projectId: scope.project.id, branch: scope.branch, entity: entity.entityName, check };
+}
+
+/**
+ * Realtime operations. Every one runs through dispatch(): authentication,
+ * scope, grants and audit are the same as REST's.
+ */
+export const REALTIME_SPECS = {
+  /** WebSocket handshake: a credential for the project, and a free subscription slot. */
+  connect: {
+    id: 'Realtime.Connect', authn: 'user', scope: 'project', grants: noGrants,
+    execute: async (ctx) => {
+      hubOf(ctx).checkQuota(ctx.scope!.project.id);
+      return { status: 200, body: { tenantId: ctx.scope!.tenant.id, projectId: ctx.scope!.project.id, branch: ctx.scope!.branch } };
+    },
+  },
+  /** One `subscribe` message: validates entity and filter, reserves a quota slot; the adapter attaches it (or releases the slot). */
+  subscribe: {
+    id: 'Realtime.Subscribe', authn: 'user', scope: 'project', grants: readGrant,
+    execute: async (ctx) => {
+      const prepared = prepare(ctx);
+      hubOf(ctx).reserve(prepared.projectId);
+      return { status: 200, body: prepared };
+    },
+  },
+  /** `GET /api/realtime/sse?entity=…&filter=…`: one subscription as an SSE stream (`service.event`). */
+  sse: {
+    id: 'Realtime.Sse', authn: 'user', scope: 'project', grants: readGrant,
+    execute: async (ctx) => {
+      const hub = hubOf(ctx);
+      const prepared = prepare(ctx);
+      hub.reserve(prepared.projectId);
+      const id = ctx.inv.query.get('id') ?? 'sse';
+      if (id.length > 64) {
+        hub.release(prepared.projectId);
+        throw validationFailed('Realtime.InvalidSubscriptionId', 'id is at most 64 characters', 'id');
+      }
+      let sink: { send(event: string, data: string): boolean } | null = null;
+      let detach: (() => void) | null;
+      try {
+        detach = await hub.attach(prepared, id, { send: (m) => void sink?.send('service.event', m) });
+      } catch (err) {
+        throw err instanceof ServiceError ? err : new ServiceError('UNAVAILABLE', 'Realtime.FollowerUnavailable', 'the event log cannot be followed right now', {}, err);
+      }
+      // The adapter never opens the stream when the client left meanwhile: give the slot back then.
+      const orphan = setTimeout(() => {
+        if (sink === null) {
+          detach?.();
+          detach = null;
+        }
+      }, 10_000);
+      orphan.unref();
+      return {
+        status: 200,
+        body: undefined,
+        stream: {
+          open: (s) => {
+            clearTimeout(orphan);
+            sink = s;
+            return () => {
+              sink = null;
+              detach?.();
+              detach = null;
+            };
+          },
+        },
+      };
+    },
+  },
+  /** `POST /api/realtime/token`: a 60 s subscription token bound to this project (user or admin). */
+  token: {
+    id: 'Realtime.Token', authn: 'user', scope: 'project', grants: noGrants,
+    execute: async (ctx) => {
+      const t = await mintSubscriptionToken(ctx.services.db, ctx.scope!.tenant.id, ctx.scope!.project.id, ctx.actor);
+      return single(ctx, t, 201);
+    },
+  },
+} satisfies Record<string, OperationSpec>;

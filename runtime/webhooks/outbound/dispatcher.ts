@@ -1,0 +1,274 @@
+import { createHmac, randomUUID } from 'node:crypto';
+import { PLATFORM_SCHEMA, type SqlClient } from '../../../storage/index.js';
+import type { EventEnvelope } from '../../events/event-store.js';
+import type { Logger } from '../../log.js';
+import type { SecretStore } from '../../secrets/index.js';
+import { matches, type EndpointFilter } from './matching.js';
+import { checkTarget } from './url-guard.js';
+
+const S = PLATFORM_SCHEMA;
+/** How long the router waits on a gap in the event log's seq before stepping over it. */
+const GAP_GRACE_MS = 2_000;
+
+export interface DispatcherOptions {
+  nodeId: string;
+  allowPrivateTargets: boolean;
+  /** Timer period. Default 200 ms. */
+  intervalMs?: number;
+  /** Deliveries claimed per round, sent concurrently. Default 16. */
+  batchSize?: number;
+  /** Claim lease: an attempt not finished by then becomes claimable again. Default 30 s (> the send timeout). */
+  leaseMs?: number;
+  /** Per-request timeout. Default 10 s. */
+  timeoutMs?: number;
+}
+
+/** What operations need from the running webhook machinery (Services.webhooks). */
+export interface OutboundWebhooks {
+  readonly secrets: SecretStore;
+  readonly allowPrivateTargets: boolean;
+  /** New or rescheduled deliveries (or events) exist: run a round soon. */
+  kick(): void;
+}
+
+/** `t=<unix>,v1=<hex hmac-sha256(secret, "<t>.<raw body>")>` */
+export function signatureHeader(secret: string, rawBody: string, unixSeconds: number): string {
+  const mac = createHmac('sha256', secret).update(`${unixSeconds}.${rawBody}`).digest('hex');
+  return `t=${unixSeconds},v1=${mac}`;
+}
+
+/** The body a subscriber receives: `{ type, data }`, data = the envelope's data plus its identity fields. */
+export const deliveryPayload = (e: EventEnvelope): { type: string; data: Record<string, unknown> } => ({
+  type: e.type,
+  data: { id: e.id, occurredAt: e.occurredAt, tenantId: e.tenantId, projectId: e.projectId, correlationId: e.correlationId, publicationVersion: e.publicationVersion, ...e.data },
+});
+
+/** Exponential backoff with jitter: base·2^(n-1), capped at 1 h, times a random factor in [0.5, 1]. */
+export function backoffMs(baseDelayMs: number, attemptsMade: number): number {
+  const raw = Math.min(3_600_000, baseDelayMs * 2 ** Math.min(30, Math.max(0, attemptsMade - 1)));
+  return Math.round(raw * (0.5 + Math.random() * 0.5));
+}
+
+/** 2xx succeeds; 408, 429, 5xx and network errors retry; anything else dead-letters at once. */
+export const classify = (status: number | null): 'success' | 'retry' | 'permanent' =>
+  status === null ? 'retry' : status >= 200 && status < 300 ? 'success' : status === 408 || status === 429 || status >= 500 ? 'retry' : status >= 400 ? 'permanent' : 'retry';
+
+interface EndpointRow { id: string; project_id: string; event_type_filter: string | null; filter: EndpointFilter | null; max_attempts: number; created_at: string | Date }
+interface EventRow extends EventEnvelope { seq: string }
+interface ClaimRow {
+  id: string; event_id: string; payload: unknown; attempts: unknown[]; attempt_limit: number; claim_token: string;
+  url: string; secret_id: string; base_delay_ms: number;
+}
+
+/**
+ * Routes committed events to delivery rows and sends due deliveries. Runs on
+ * every node; SQL does the coordination:
+ * - routing reads the `events` projection after a shared cursor row locked
+ *   FOR UPDATE (one router at a time), inserts one delivery per matching
+ *   (endpoint, event) with ON CONFLICT DO NOTHING, and advances the cursor in
+ *   the same transaction: at-least-once, deduplicated by the unique key;
+ * - sending claims due rows under a lease (FOR UPDATE SKIP LOCKED) with a
+ *   fresh claim token, and records the attempt only while it still holds that
+ *   token, so two nodes never send the same attempt at once.
+ */
+export class WebhookDispatcher implements OutboundWebhooks {
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<void> | null = null;
+  private again = false;
+  private stopped = false;
+  private readonly inFlight = new Set<Promise<void>>();
+  private readonly intervalMs: number;
+  private readonly batchSize: number;
+  private readonly leaseMs: number;
+  private readonly timeoutMs: number;
+  readonly allowPrivateTargets: boolean;
+  readonly stats = { routed: 0, sent: 0, succeeded: 0, failed: 0 };
+
+  constructor(private readonly db: SqlClient, readonly secrets: SecretStore, private readonly log: Logger, private readonly opts: DispatcherOptions) {
+    this.intervalMs = opts.intervalMs ?? 200;
+    this.batchSize = opts.batchSize ?? 16;
+    this.leaseMs = opts.leaseMs ?? 30_000;
+    this.timeoutMs = opts.timeoutMs ?? 10_000;
+    this.allowPrivateTargets = opts.allowPrivateTargets;
+  }
+
+  start(): void {
+    this.timer = setInterval(() => this.kick(), this.intervalMs);
+    this.timer.unref();
+    this.kick();
+  }
+
+  kick(): void {
+    if (this.stopped) return;
+    if (this.running !== null) {
+      this.again = true;
+      return;
+    }
+    this.running = (async () => {
+      try {
+        do {
+          this.again = false;
+          await this.route();
+          const n = await this.dispatchRound();
+          if (n === this.batchSize) this.again = true;
+        } while (this.again && !this.stopped);
+      } catch (err) {
+        this.log.warn('webhook dispatch round failed; will retry', { error: err instanceof Error ? err.message : String(err) });
+      } finally {
+        this.running = null;
+      }
+    })();
+  }
+
+  /** Moves new events into delivery rows. Returns the deliveries created. */
+  async route(): Promise<number> {
+    return this.db.transaction(async (tx) => {
+      const cur = (await tx.query<{ last_seq: string; gap_expired: boolean | null }>(
+        `SELECT last_seq, now() - gap_since > ($1::int * interval '1 millisecond') AS gap_expired FROM ${S}.webhook_router_cursor WHERE id = 1 FOR UPDATE`, [GAP_GRACE_MS],
+      )).rows[0];
+      if (cur === undefined) return 0;
+      const events = (await tx.query<EventRow>(
+        `SELECT seq, id, type, occurred_at AS "occurredAt", tenant_id AS "tenantId", project_id AS "projectId", publication_version AS "publicationVersion", correlation_id AS "correlationId", data
+         FROM ${S}.events WHERE seq > $1 ORDER BY seq LIMIT 500`, [cur.last_seq],
+      )).rows;
+      if (events.length === 0) return 0;
+      const projects = [...new Set(events.map((e) => e.projectId))];
+      const endpoints = (await tx.query<EndpointRow>(
+        `SELECT id, project_id, event_type_filter, filter, max_attempts, created_at FROM ${S}.webhook_endpoints WHERE project_id = ANY($1::uuid[])`, [projects],
+      )).rows;
+      const rows: Array<Record<string, unknown>> = [];
+      for (const e of events) {
+        const env: EventEnvelope = { id: e.id, type: e.type, occurredAt: new Date(e.occurredAt).toISOString(), tenantId: e.tenantId, projectId: e.projectId, publicationVersion: Number(e.publicationVersion), correlationId: e.correlationId, data: e.data };
+        for (const ep of endpoints) {
+          if (ep.project_id !== e.projectId || new Date(ep.created_at).getTime() > new Date(e.occurredAt).getTime()) continue;
+          if (!matches(env, ep.event_type_filter, ep.filter)) continue;
+          rows.push({ id: randomUUID(), project_id: e.projectId, endpoint_id: ep.id, event_id: e.id, event_type: e.type, payload: deliveryPayload(env), attempt_limit: ep.max_attempts });
+        }
+      }
+      let created = 0;
+      if (rows.length > 0) {
+        const r = await tx.query(
+          `INSERT INTO ${S}.webhook_deliveries (id, project_id, endpoint_id, event_id, event_type, payload, state, attempt_limit)
+           SELECT x.id, x.project_id, x.endpoint_id, x.event_id, x.event_type, x.payload, 'Pending', x.attempt_limit
+           FROM jsonb_to_recordset($1::jsonb) AS x(id uuid, project_id uuid, endpoint_id uuid, event_id uuid, event_type text, payload jsonb, attempt_limit int)
+           ON CONFLICT (endpoint_id, event_id) DO NOTHING`, [JSON.stringify(rows)],
+        );
+        created = r.rowCount ?? rows.length;
+      }
+      // Advance over contiguous seqs only: a gap may be a move still committing (two drains at once).
+      // A gap that outlives the grace is a rolled-back or conflicting insert and is stepped over.
+      let last = BigInt(cur.last_seq);
+      let gapExpired = cur.gap_expired === true;
+      let blocked = false;
+      for (const e of events) {
+        const seq = BigInt(e.seq);
+        if (seq !== last + 1n) {
+          if (!gapExpired) {
+            blocked = true;
+            break;
+          }
+          gapExpired = false;
+        }
+        last = seq;
+      }
+      await tx.query(
+        `UPDATE ${S}.webhook_router_cursor SET last_seq = $1, gap_since = CASE WHEN NOT $2::boolean THEN NULL WHEN last_seq = $1 AND gap_since IS NOT NULL THEN gap_since ELSE now() END WHERE id = 1`,
+        [last.toString(), blocked],
+      );
+      this.stats.routed += created;
+      if (events.length === 500 && !blocked) this.again = true;
+      return created;
+    });
+  }
+
+  /** Claims a bounded batch of due deliveries and sends them concurrently. Returns how many it claimed. */
+  private async dispatchRound(): Promise<number> {
+    const claimed = (await this.db.query<ClaimRow>(
+      `WITH due AS (
+         SELECT id FROM ${S}.webhook_deliveries
+         WHERE (state IN ('Pending', 'RetryScheduled') AND next_attempt_at <= now()) OR (state = 'Claimed' AND claimed_until < now())
+         ORDER BY next_attempt_at LIMIT ${this.batchSize} FOR UPDATE SKIP LOCKED),
+       claimed AS (
+         UPDATE ${S}.webhook_deliveries d SET state = 'Claimed', claimed_until = now() + ($1::int * interval '1 millisecond'), claim_token = gen_random_uuid(), updated_at = now()
+         FROM due WHERE d.id = due.id
+         RETURNING d.id, d.endpoint_id, d.event_id, d.payload, d.attempts, d.attempt_limit, d.claim_token)
+       SELECT c.*, ep.url, ep.secret_id, ep.base_delay_ms FROM claimed c JOIN ${S}.webhook_endpoints ep ON ep.id = c.endpoint_id`, [this.leaseMs],
+    )).rows;
+    const sends = claimed.map((row) => {
+      const p = this.send(row).catch((err: unknown) => this.log.warn('webhook send failed', { deliveryId: row.id, error: err instanceof Error ? err.message : String(err) }));
+      this.inFlight.add(p);
+      void p.finally(() => this.inFlight.delete(p));
+      return p;
+    });
+    await Promise.all(sends);
+    return claimed.length;
+  }
+
+  private async send(row: ClaimRow): Promise<void> {
+    const started = Date.now();
+    const at = new Date(started).toISOString();
+    let status: number | null = null;
+    let error: string | undefined;
+    try {
+      const url = new URL(row.url);
+      await checkTarget(url, this.allowPrivateTargets);
+      const secret = await this.secrets.get(this.db, row.secret_id);
+      if (secret === null) throw new Error('signing secret missing');
+      const raw = JSON.stringify(row.payload);
+      const res = await fetch(url, {
+        method: 'POST',
+        redirect: 'manual',
+        signal: AbortSignal.timeout(this.timeoutMs),
+        headers: {
+          'content-type': 'application/json',
+          'service-signature': signatureHeader(secret, raw, Math.floor(Date.now() / 1000)),
+          'service-event-id': row.event_id,
+          'user-agent': 'Plinth-Webhooks/1',
+        },
+        body: raw,
+      });
+      status = res.status;
+      if (classify(status) !== 'success') error = `HTTP ${status}: ${await excerpt(res)}`;
+      else await res.body?.cancel();
+    } catch (err) {
+      error = err instanceof Error ? (err.name === 'TimeoutError' ? `timed out after ${this.timeoutMs} ms` : err.message) : String(err);
+      if (typeof (err as { reasonCode?: unknown }).reasonCode === 'string') error = `${(err as { reasonCode: string }).reasonCode}: ${error}`;
+    }
+    const durationMs = Date.now() - started;
+    const kind = classify(status);
+    const made = row.attempts.length + 1;
+    const state = kind === 'success' ? 'Succeeded' : kind === 'permanent' || made >= row.attempt_limit ? 'DeadLettered' : 'RetryScheduled';
+    const delay = state === 'RetryScheduled' ? backoffMs(row.base_delay_ms, made) : 0;
+    const attempt = { at, status, durationMs, ...(error === undefined ? {} : { error: error.slice(0, 300) }) };
+    this.stats.sent++;
+    if (state === 'Succeeded') this.stats.succeeded++;
+    else this.stats.failed++;
+    await this.db.query(
+      `UPDATE ${S}.webhook_deliveries SET state = $1, attempts = attempts || $2::jsonb, next_attempt_at = now() + ($3::int * interval '1 millisecond'),
+         claimed_until = NULL, claim_token = NULL, updated_at = now()
+       WHERE id = $4 AND claim_token = $5`,
+      [state, JSON.stringify([attempt]), delay, row.id, row.claim_token],
+    );
+    if (state === 'RetryScheduled' && delay < this.intervalMs) setTimeout(() => this.kick(), delay).unref();
+  }
+
+  /** Stops claiming and waits (bounded) for the sends in flight. */
+  async stop(timeoutMs = this.timeoutMs + 2_000): Promise<void> {
+    this.stopped = true;
+    if (this.timer !== null) clearInterval(this.timer);
+    const all = Promise.all([this.running, ...this.inFlight]);
+    await Promise.race([all, new Promise((r) => setTimeout(r, timeoutMs).unref())]);
+  }
+}
+
+async function excerpt(res: Response): Promise<string> {
+  try {
+    const reader = res.body?.getReader();
+    if (reader === undefined) return '';
+    const { value } = await reader.read();
+    await reader.cancel();
+    return value === undefined ? '' : Buffer.from(value).toString('utf8', 0, Math.min(value.length, 200)).replace(/[^\x20-\x7e]/g, ' ');
+  } catch {
+    return '';
+  }
+}

@@ -1,0 +1,177 @@
+/**
+ * Inbound webhooks: receivers CRUD, and POST /api/webhooks/inbound/{key}
+ * (and the /api/webhooks/{key} alias) verifying `Service-Signature` over the
+ * raw bytes. Signatures are made independently with the `stripe` package's
+ * test header generator (same `t=,v1=` HMAC-SHA256 scheme).
+ */
+import { after, before, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import Stripe from 'stripe';
+import { bootstrapProject, Client, type Reply } from '../support/client.js';
+import { forEachBackend, startServer, type Backend, type TestServer } from '../support/server.js';
+import { expectError, expectStatus, type Json } from '../support/expect.js';
+
+const stripe = new Stripe('sk_test_unused');
+const SECRET = `whsec_${randomUUID().replace(/-/g, '')}`;
+const now = (): number => Math.floor(Date.now() / 1000);
+
+const sign = (payload: string, secret = SECRET, timestamp = now()): string =>
+  stripe.webhooks.generateTestHeaderString({ payload, secret, timestamp });
+
+forEachBackend('inbound webhooks', (backend: Backend) => {
+  let server: TestServer;
+  let client: Client;
+  let anon: Client;
+  let receiver: Json;
+  const replies: Reply[] = [];
+
+  const deliver = async (path: string, payload: string, signature: string | null): Promise<Reply> => {
+    const r = await anon.post(path, payload, signature === null ? {} : { 'service-signature': signature });
+    replies.push(r);
+    return r;
+  };
+  const inbound = (): string => `/api/webhooks/inbound/${receiver.publicReceiverKey as string}`;
+
+  /** Events of one type in the project log, waiting (up to 10 s) until at least `count` arrived; count 0 reads once. */
+  const eventsOfType = async (type: string, count: number): Promise<Json[]> => {
+    const deadline = Date.now() + 10_000;
+    for (;;) {
+      const r = await client.get(`/api/events?pageSize=200&filter=${encodeURIComponent(JSON.stringify({ type }))}`);
+      expectStatus(r, 200);
+      const events = r.body.data as Json[];
+      if (events.length >= count || Date.now() > deadline) return events;
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+  };
+
+  before(async () => {
+    server = await startServer({ backend });
+    const p = await bootstrapProject(server.url, server.adminToken, `w${randomUUID().slice(0, 8)}`);
+    client = p.client;
+    anon = new Client(server.url);
+    const r = await client.post('/api/webhooks/receivers', { name: 'payments', signingSecret: SECRET });
+    replies.push(r);
+    expectStatus(r, 201);
+    receiver = r.body.data;
+  });
+  after(async () => {
+    await server?.close();
+  });
+
+  it('creates, lists, reads and updates receivers without ever returning the secret', async () => {
+    assert.match(receiver.publicReceiverKey, /^whr_[A-Za-z0-9_-]{32}$/);
+    assert.equal(typeof receiver.signingSecretRef, 'string');
+    assert.equal(receiver.name, 'payments');
+    const listed = await client.get('/api/webhooks/receivers');
+    replies.push(listed);
+    expectStatus(listed, 200);
+    assert.deepEqual((listed.body.data as Json[]).map((x) => x.id), [receiver.id]);
+    const read = await client.get(`/api/webhooks/receivers/${receiver.id as string}`);
+    replies.push(read);
+    expectStatus(read, 200);
+    assert.equal(read.body.data.publicReceiverKey, receiver.publicReceiverKey);
+    const other = await client.post('/api/webhooks/receivers', { name: 'other', signingSecret: `${SECRET}-other` });
+    replies.push(other);
+    expectStatus(other, 201);
+    assert.notEqual(other.body.data.publicReceiverKey, receiver.publicReceiverKey);
+    const renamed = await client.put(`/api/webhooks/receivers/${other.body.data.id as string}`, { name: 'renamed' });
+    replies.push(renamed);
+    expectStatus(renamed, 200);
+    assert.equal(renamed.body.data.name, 'renamed');
+    expectStatus(await client.delete(`/api/webhooks/receivers/${other.body.data.id as string}`), 204);
+    expectError(await client.get(`/api/webhooks/receivers/${other.body.data.id as string}`), 404, 'NOT_FOUND', 'Webhook.ReceiverNotFound');
+    expectError(await client.post('/api/webhooks/receivers', { name: 'weak', signingSecret: 'short' }), 422, 'VALIDATION_FAILED', 'Webhook.InvalidSigningSecret', 'signingSecret');
+    // Management routes need the bearer.
+    expectError(await anon.with({ tenant: client.scope.tenant!, project: client.scope.project! }).get('/api/webhooks/receivers'), 401, 'UNAUTHORIZED', 'Auth.MissingBearer');
+  });
+
+  it('generates a secret when none is given, revealed once through CredentialReveal', async () => {
+    const created = await client.post('/api/webhooks/receivers', { name: 'generated' });
+    replies.push(created);
+    expectStatus(created, 201);
+    const tokenId = created.body.data.revealTokenId as string;
+    assert.equal(typeof tokenId, 'string');
+    assert.equal(receiver.revealTokenId, undefined);
+    const reveal = await client.post(`/api/CredentialReveal/${tokenId}/reveal`);
+    expectStatus(reveal, 200);
+    const secret = reveal.body.data.secret as string;
+    assert.ok(secret.length >= 32);
+    assert.ok(!created.text.includes(secret));
+    expectStatus(await client.post(`/api/CredentialReveal/${tokenId}/reveal`), 404);
+    const payload = JSON.stringify({ type: 'ping', id: 'gen-1', data: {} });
+    const path = `/api/webhooks/inbound/${created.body.data.publicReceiverKey as string}`;
+    expectStatus(await deliver(path, payload, sign(payload, secret)), 202);
+    expectError(await deliver(path, payload, sign(payload)), 401, 'UNAUTHORIZED', 'Webhook.SignatureInvalid');
+    expectStatus(await client.delete(`/api/webhooks/receivers/${created.body.data.id as string}`), 204);
+  });
+
+  it('accepts a signed delivery with 202 and records it once in the event log, deduped by id', async () => {
+    const type = `invoice.paid${randomUUID().slice(0, 4)}`;
+    const payload = JSON.stringify({ type, id: `evt_${randomUUID()}`, data: { amount: 42 } });
+    const first = await deliver(inbound(), payload, sign(payload));
+    expectStatus(first, 202);
+    assert.equal(first.body.data.duplicate, false);
+    assert.equal(typeof first.body.data.receiptId, 'string');
+    assert.equal(typeof first.body.data.eventId, 'string');
+    // The same external id again (re-signed, through the alias): still 202, the same receipt and event.
+    const again = await deliver(`/api/webhooks/${receiver.publicReceiverKey as string}`, payload, sign(payload));
+    expectStatus(again, 202);
+    assert.equal(again.body.data.duplicate, true);
+    assert.equal(again.body.data.receiptId, first.body.data.receiptId);
+    assert.equal(again.body.data.eventId, first.body.data.eventId);
+    const events = await eventsOfType(`webhook.inbound.${type}`, 1);
+    assert.equal(events.length, 1);
+    assert.equal(events[0]!.id, first.body.data.eventId);
+    assert.equal(events[0]!.data.entityId, first.body.data.receiptId);
+    // Settle: a second event would have arrived by now if the duplicate had written one.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    assert.equal((await eventsOfType(`webhook.inbound.${type}`, 0)).length, 1);
+  });
+
+  it('refuses tampered bodies, wrong secrets, stale timestamps and missing signatures with 401', async () => {
+    const payload = JSON.stringify({ type: 'invoice.paid', id: `evt_${randomUUID()}`, data: { amount: 1 } });
+    const tampered = payload.replace('"amount":1', '"amount":1000');
+    expectError(await deliver(inbound(), tampered, sign(payload)), 401, 'UNAUTHORIZED', 'Webhook.SignatureInvalid');
+    expectError(await deliver(inbound(), payload, sign(payload, `${SECRET}x`)), 401, 'UNAUTHORIZED', 'Webhook.SignatureInvalid');
+    expectError(await deliver(inbound(), payload, sign(payload, SECRET, now() - 301)), 401, 'UNAUTHORIZED', 'Webhook.SignatureExpired');
+    expectError(await deliver(inbound(), payload, sign(payload, SECRET, now() + 400)), 401, 'UNAUTHORIZED', 'Webhook.SignatureExpired');
+    expectError(await deliver(inbound(), payload, null), 401, 'UNAUTHORIZED', 'Webhook.SignatureInvalid');
+    expectError(await deliver(inbound(), payload, 't=abc,v1=zz'), 401, 'UNAUTHORIZED', 'Webhook.SignatureInvalid');
+    // Within tolerance, and one of several v1 values matching (secret rotation on the sender's side), is fine.
+    const good = sign(payload, SECRET, now() - 200);
+    const rotated = `${good.split(',')[0]!},v1=${'0'.repeat(64)},${good.split(',')[1]!}`;
+    expectStatus(await deliver(inbound(), payload, rotated), 202);
+  });
+
+  it('answers 422 for malformed JSON with a valid signature, and 404 for an unknown key', async () => {
+    const bad = '{"type":"x","id":';
+    expectError(await deliver(inbound(), bad, sign(bad)), 422, 'VALIDATION_FAILED', 'Webhook.MalformedPayload');
+    const noId = JSON.stringify({ type: 'x', data: {} });
+    expectError(await deliver(inbound(), noId, sign(noId)), 422, 'VALIDATION_FAILED', 'Webhook.InvalidId', 'id');
+    const payload = JSON.stringify({ type: 'x', id: '1', data: {} });
+    expectError(await deliver(`/api/webhooks/inbound/whr_${'A'.repeat(32)}`, payload, sign(payload)), 404, 'NOT_FOUND', 'Webhook.ReceiverNotFound');
+    expectError(await deliver('/api/webhooks/inbound/nope', payload, sign(payload)), 404, 'NOT_FOUND', 'Webhook.ReceiverNotFound');
+    // The alias does not shadow the management routes.
+    const listed = await client.get('/api/webhooks/receivers');
+    expectStatus(listed, 200);
+    for (const path of ['/api/webhooks/endpoints', '/api/webhooks/receivers']) {
+      const r = await client.post(path, {});
+      assert.notEqual(r.body?.error?.reasonCode, 'Webhook.ReceiverNotFound', `${path} was taken for a receiver key`);
+    }
+    const diag = await client.get('/api/webhooks/diagnostics');
+    replies.push(diag);
+    expectStatus(diag, 200);
+    assert.equal(diag.body.data.counts.receivers.total, 1);
+    assert.ok(diag.body.data.counts.receipts.total >= 2);
+    assert.ok((diag.body.data.lastErrors as Json[]).some((e) => e.reasonCode === 'Webhook.SignatureInvalid'));
+  });
+
+  it('never returns a signing secret in any response', () => {
+    assert.ok(replies.length > 10);
+    for (const r of replies) {
+      assert.ok(!r.text.includes(SECRET), `a response carried the secret: ${r.text.slice(0, 200)}`);
+      assert.ok(!/"signingSecret"\s*:/.test(r.text), 'a response carried a signingSecret field');
+    }
+  });
+});
