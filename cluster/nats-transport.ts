@@ -2,21 +2,19 @@ import { performance } from 'node:perf_hooks';
 import {
   ClosedConnectionError,
   DrainingConnectionError,
-  NoRespondersError,
-  RequestError,
-  TimeoutError,
   type Msg,
-  type Subscription,
 } from '@nats-io/transport-node';
 import { ActorId } from '../actors/actor-id.js';
 import { ActorReason, askTimeout } from '../actors/errors.js';
 import { ServiceError } from '../runtime/errors/service-error.js';
 import type { Logger } from '../runtime/log.js';
-import { decodeEnvelope, decodeReply, encodeEnvelope, encodeReply } from './codec.js';
+import { decodeEnvelope, decodeReply, encodeReply } from './codec.js';
+import { OWNED, Placement, RELEASING, unsubscribe } from './placement.js';
+import { encodeReplyValue, encodeRequest, isNoResponders, isTimeout, nonPlain, respond } from './nats-wire.js';
 import { ClusterReason, notOwner, ownerUnreachable, payloadTooLarge, placementUnavailable, transportClosed } from './errors.js';
 import { LEASE_DEFAULTS, PlacementLeases, type Lease, type LeaseLoss } from './leases.js';
 import type { ClusterConnection } from './nats-connection.js';
-import { clonePlainData, NonPlainDataError } from './plain-data.js';
+import { clonePlainData } from './plain-data.js';
 import type { ActorEnvelope, ActorHost, ActorTransport } from './transport.js';
 import { fromWireError, toWireError } from './wire-error.js';
 
@@ -52,37 +50,6 @@ const BACKOFF_MAX_MS = 200;
 
 /** Longest wait for a subscription drain during a hand-off. */
 const DRAIN_LIMIT_MS = 1_000;
-
-const CLAIMING = 0;
-const OWNED = 1;
-const RELEASING = 2;
-
-/** This node's hold on one actor: claiming its lease, owning it (lease + subscription), or handing it back. */
-class Placement {
-  state = CLAIMING;
-  lease: Lease | null = null;
-  sub: Subscription | null = null;
-  /** A message went to the local system through this placement (so its activation's end is this lease's end). */
-  delivered = false;
-  /** Resolves when a CLAIMING or RELEASING placement settles; waiters then look again. */
-  settled: Promise<void>;
-  private resolveSettled: () => void = noop;
-
-  constructor(readonly id: ActorId) {
-    this.settled = this.nextSettled();
-  }
-
-  nextSettled(): Promise<void> {
-    this.settled = new Promise((resolve) => {
-      this.resolveSettled = resolve;
-    });
-    return this.settled;
-  }
-
-  settle(): void {
-    this.resolveSettled();
-  }
-}
 
 const CLAIM_AGAIN = 0;
 const CLAIM_HELD = 1;
@@ -445,61 +412,6 @@ export class NatsActorTransport implements ActorTransport {
     const tracked = p.then(noop, noop).finally(() => this.pending.delete(tracked));
     this.pending.add(tracked);
   }
-}
-
-function encodeRequest(msg: ActorEnvelope): Uint8Array {
-  let payload: unknown;
-  try {
-    payload = clonePlainData(msg.payload);
-  } catch (err) {
-    throw nonPlain(err, 'VALIDATION_FAILED', 'Actor.NonPlainPayload', `payload of ${msg.type}`);
-  }
-  return encodeEnvelope({ target: msg.target, type: msg.type, payload, correlationId: msg.correlationId });
-}
-
-function encodeReplyValue(value: unknown): Uint8Array {
-  let plain: unknown;
-  try {
-    plain = clonePlainData(value);
-  } catch (err) {
-    // The handler already ran; returning non-plain data is the actor's bug, not the caller's.
-    throw nonPlain(err, 'INTERNAL', 'Actor.NonPlainReply', 'reply');
-  }
-  return encodeReply({ ok: true, value: plain });
-}
-
-/** False when the reply could not be sent because of its size; other failures (connection gone) are dropped. */
-function respond(m: Msg, bytes: Uint8Array): boolean {
-  try {
-    m.respond(bytes);
-    return true;
-  } catch (err) {
-    return !(err instanceof Error && /max_payload/.test(err.message));
-  }
-}
-
-function unsubscribe(p: Placement): void {
-  const sub = p.sub;
-  p.sub = null;
-  if (sub === null) return;
-  try {
-    sub.unsubscribe();
-  } catch {
-    // connection already closed: the subscription is gone with it
-  }
-}
-
-function isNoResponders(err: unknown): boolean {
-  return err instanceof NoRespondersError || (err instanceof RequestError && err.isNoResponders());
-}
-
-function isTimeout(err: unknown): boolean {
-  return err instanceof TimeoutError || (err instanceof RequestError && err.cause instanceof TimeoutError);
-}
-
-function nonPlain(err: unknown, code: 'VALIDATION_FAILED' | 'INTERNAL', reasonCode: string, what: string): unknown {
-  if (!(err instanceof NonPlainDataError)) return err;
-  return new ServiceError(code, reasonCode, `${what} is not plain data at ${err.path || '(root)'}: ${err.what}`);
 }
 
 function sleep(ms: number): Promise<void> {
