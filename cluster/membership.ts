@@ -1,10 +1,27 @@
-import type { KV } from '@nats-io/kv';
+import type { KV, KvEntry } from '@nats-io/kv';
 import type { Logger } from '../runtime/log.js';
 import { retryJetStream } from './js-retry.js';
 import { kvToken, openBucket } from './kv-bucket.js';
 import type { ClusterConnection } from './nats-connection.js';
 
 export const MEMBERS_BUCKET = 'plinth_members';
+
+/** Longest a membership listing may take before the last known list is served instead. */
+const LIST_TIMEOUT_MS = 2_000;
+
+async function listEntries(kv: KV): Promise<Array<KvEntry | null>> {
+  const keys: string[] = [];
+  for await (const k of await kv.keys()) keys.push(k);
+  return Promise.all(keys.map((k) => kv.get(k)));
+}
+
+function withDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`membership listing took longer than ${ms} ms`)), ms);
+  });
+  return Promise.race([work, deadline]).finally(() => clearTimeout(timer));
+}
 
 export const MEMBERSHIP_DEFAULTS = {
   /** 10 s: a node that stops heartbeating (crash, partition) drops out of the list after at most this long. */
@@ -95,9 +112,9 @@ export class Membership {
     const kv = this.kv;
     if (kv === null) return [];
     try {
-      const keys: string[] = [];
-      for await (const k of await kv.keys()) keys.push(k);
-      const entries = await Promise.all(keys.map((k) => kv.get(k)));
+      // kv.keys() runs an ordered consumer that can wait forever when an entry expires mid-listing
+      // (nats-server 2.9): health and fabric must not hang on it, so a listing gets a deadline.
+      const entries = await withDeadline(listEntries(kv), LIST_TIMEOUT_MS);
       const cutoff = Date.now() - this.ttlMs;
       const out: Member[] = [];
       for (const e of entries) {
