@@ -1,5 +1,6 @@
 import { PLATFORM_SCHEMA, type SqlExecutor } from '../../storage/index.js';
 import { validationFailed } from '../errors/service-error.js';
+import { parseFlatFilter } from '../filter/flat-filter.js';
 
 const S = PLATFORM_SCHEMA;
 
@@ -32,19 +33,8 @@ const COLUMNS = `seq, correlation_id AS "correlationId", at, actor, operation_id
 type Row = AuditRecord & { seq: string };
 const toRecord = ({ seq: _seq, ...r }: Row): AuditRecord => ({ ...r, status: Number(r.status) });
 
-const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}:\d{2})$/;
 const DECISIONS = ['Allow', 'Deny', 'Error'];
 const KEYS = ['reasonCode', 'actor', 'entity', 'operationId', 'decision', 'correlationId', 'since', 'until'];
-
-/** A timestamp PostgreSQL stores as timestamptz (a real day, years 1-9999, offsets within ±15:59); else it would fail in SQL. */
-function isStorableTimestamp(v: string): boolean {
-  if (!ISO.test(v) || !Number.isFinite(Date.parse(v))) return false;
-  const [y, m, d] = v.slice(0, 10).split('-').map(Number) as [number, number, number];
-  const day = new Date(0);
-  day.setUTCFullYear(y, m - 1, d);
-  if (y < 1 || day.getUTCFullYear() !== y || day.getUTCMonth() !== m - 1 || day.getUTCDate() !== d) return false;
-  return v.endsWith('Z') || Number(v.slice(-5, -3)) <= 15;
-}
 
 /**
  * The audit `filter` JSON: `{ reasonCode?, actor?, entity?, operationId?,
@@ -53,19 +43,7 @@ function isStorableTimestamp(v: string): boolean {
  */
 export function parseAuditFilter(text: string | undefined): Omit<AuditQuery, 'afterSeq' | 'pageSize'> {
   const out: Omit<AuditQuery, 'afterSeq' | 'pageSize'> = { reasonCode: null, actor: null, entity: null, operationId: null, decision: null, correlationId: null, since: null, until: null };
-  if (text === undefined || text === '') return out;
-  if (text.length > 4096) throw validationFailed('Filter.TooLarge', 'filter too long', 'filter');
-  let raw: unknown;
-  try {
-    raw = JSON.parse(text);
-  } catch {
-    throw validationFailed('Filter.MalformedJson', 'filter is not valid JSON', 'filter');
-  }
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw validationFailed('Filter.InvalidFilter', 'filter must be a JSON object', 'filter');
-  for (const [k, v] of Object.entries(raw)) {
-    if (!KEYS.includes(k)) throw validationFailed('Filter.UnknownField', `unknown audit filter key '${k}'`, `filter.${k}`);
-    if (typeof v !== 'string' || v.length === 0 || v.length > 512 || v.includes('\u0000')) throw validationFailed('Filter.InvalidValue', `'${k}' must be a non-empty string`, `filter.${k}`);
-    if ((k === 'since' || k === 'until') && !isStorableTimestamp(v)) throw validationFailed('Filter.InvalidValue', `'${k}' must be an ISO 8601 timestamp`, `filter.${k}`);
+  for (const [k, v] of Object.entries(parseFlatFilter(text, KEYS, 'audit'))) {
     if (k === 'decision' && !DECISIONS.includes(v)) throw validationFailed('Filter.InvalidValue', `'decision' must be one of ${DECISIONS.join(', ')}`, 'filter.decision');
     (out as unknown as Record<string, string>)[k] = v;
   }

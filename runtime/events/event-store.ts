@@ -1,5 +1,5 @@
 import { PLATFORM_SCHEMA, type SqlExecutor } from '../../storage/index.js';
-import { validationFailed } from '../errors/service-error.js';
+import { parseFlatFilter } from '../filter/flat-filter.js';
 
 const S = PLATFORM_SCHEMA;
 
@@ -32,41 +32,12 @@ export interface EventQuery {
   pageSize: number;
 }
 
-const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}:\d{2})$/;
 const FILTER_KEYS = ['type', 'entity', 'since', 'until', 'correlationId'];
-
-/**
- * An ISO timestamp PostgreSQL accepts as timestamptz: a real calendar day
- * (Date.parse rolls 02-30 over; the database refuses it), years 0001-9999,
- * offsets within ±15:59. Anything else would fail in SQL as a 500.
- */
-function isStorableTimestamp(v: string): boolean {
-  if (!ISO.test(v) || !Number.isFinite(Date.parse(v))) return false;
-  const [y, m, d] = v.slice(0, 10).split('-').map(Number) as [number, number, number];
-  const day = new Date(0);
-  day.setUTCFullYear(y, m - 1, d);
-  if (y < 1 || day.getUTCFullYear() !== y || day.getUTCMonth() !== m - 1 || day.getUTCDate() !== d) return false;
-  return v.endsWith('Z') || Number(v.slice(-5, -3)) <= 15;
-}
 
 /** Parses the events `filter` JSON: `{ type?, entity?, since?, until?, correlationId? }`; `type` may end in `.*` for a prefix. */
 export function parseEventFilter(text: string | undefined): Pick<EventQuery, 'type' | 'typePrefix' | 'entity' | 'since' | 'until' | 'correlationId'> {
   const out = { type: null as string | null, typePrefix: null as string | null, entity: null as string | null, since: null as string | null, until: null as string | null, correlationId: null as string | null };
-  if (text === undefined || text === '') return out;
-  if (text.length > 4096) throw validationFailed('Filter.TooLarge', 'filter too long', 'filter');
-  let raw: unknown;
-  try {
-    raw = JSON.parse(text);
-  } catch {
-    throw validationFailed('Filter.MalformedJson', 'filter is not valid JSON', 'filter');
-  }
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw validationFailed('Filter.InvalidFilter', 'filter must be a JSON object', 'filter');
-  for (const [k, v] of Object.entries(raw)) {
-    if (!FILTER_KEYS.includes(k)) throw validationFailed('Filter.UnknownField', `unknown event filter key '${k}'`, `filter.${k}`);
-    if (typeof v !== 'string' || v.length === 0 || v.length > 512 || v.includes('\u0000')) throw validationFailed('Filter.InvalidValue', `'${k}' must be a non-empty string`, `filter.${k}`);
-    if ((k === 'since' || k === 'until') && !isStorableTimestamp(v)) throw validationFailed('Filter.InvalidValue', `'${k}' must be an ISO 8601 timestamp`, `filter.${k}`);
-  }
-  const r = raw as Record<string, string>;
+  const r = parseFlatFilter(text, FILTER_KEYS, 'event');
   if (r.type !== undefined) {
     if (r.type.endsWith('.*')) out.typePrefix = r.type.slice(0, -1);
     else out.type = r.type;

@@ -1,4 +1,4 @@
-import { validationFailed } from '../../errors/service-error.js';
+import { decodeSeqCursor, encodeSeqCursor, logPageSize, seqOfPosition } from '../log-paging.js';
 import { followAudit, lastAuditSeq, listAudit, parseAuditFilter } from '../../audit/audit-store.js';
 import { list } from '../envelopes.js';
 import { noGrants, type OperationSpec } from '../types.js';
@@ -6,28 +6,19 @@ import { noGrants, type OperationSpec } from '../types.js';
 /** Audit of a project: admin only (it names every caller and operation of the project). */
 const auditOp = (id: string, execute: OperationSpec['execute']): OperationSpec => ({ id, authn: 'admin', scope: 'project', grants: noGrants, execute });
 
-const MAX_BIGINT = 9223372036854775807n;
-
 /** Positions and cursors are `a<seq>` (cursor: base64url of it). */
-function seqOf(position: string, field: string, reason: string): string {
-  if (!/^a\d{1,19}$/.test(position) || BigInt(position.slice(1)) > MAX_BIGINT) throw validationFailed(reason, `${field} is malformed`, field);
-  return position.slice(1);
-}
+const seqOf = (position: string, field: string, reason: string): string => seqOfPosition(position, 'a', field, reason);
 
 export const AUDIT_SPECS = {
   /** `GET /api/audit?filter=…&pageSize=…&cursor=…`: rows in write order, `page.next` while more remain. */
   list: auditOp('Audit.List', async (ctx) => {
     const q = ctx.inv.query;
-    const sizeText = q.get('pageSize') ?? '50';
-    if (!/^\d{1,4}$/.test(sizeText) || Number(sizeText) < 1) throw validationFailed('Query.InvalidPageSize', 'pageSize must be a positive integer', 'pageSize');
-    const pageSize = Number(sizeText);
-    if (pageSize > ctx.services.limits.maxPageSize) throw validationFailed('Query.PageSizeTooLarge', `pageSize must be at most ${ctx.services.limits.maxPageSize}`, 'pageSize');
-    const cursor = q.get('cursor');
-    const afterSeq = cursor === undefined || cursor === '' ? null : seqOf(Buffer.from(cursor, 'base64url').toString('utf8'), 'cursor', 'Query.InvalidCursor');
+    const pageSize = logPageSize(ctx);
+    const afterSeq = decodeSeqCursor(q.get('cursor'), 'a');
     const res = await listAudit(ctx.services.db, ctx.scope!.project.id, { ...parseAuditFilter(q.get('filter')), afterSeq, pageSize });
     return list(ctx, res.rows, {
       number: 1, size: pageSize,
-      ...(res.more && res.lastSeq !== null ? { next: Buffer.from(`a${res.lastSeq}`).toString('base64url') } : {}),
+      ...(res.more && res.lastSeq !== null ? { next: encodeSeqCursor('a', res.lastSeq) } : {}),
     });
   }),
   /**

@@ -1,7 +1,8 @@
-import { notFound, validationFailed } from '../../errors/service-error.js';
+import { notFound } from '../../errors/service-error.js';
 import { listEvents, parseEventFilter, readEvent } from '../../events/event-store.js';
 import { SqlEventTail } from '../../events/event-tail.js';
 import { list, single } from '../envelopes.js';
+import { decodeSeqCursor, encodeSeqCursor, logPageSize } from '../log-paging.js';
 import { noGrants, type OperationSpec } from '../types.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -12,25 +13,15 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
  */
 const eventsOp = (id: string, execute: OperationSpec['execute']): OperationSpec => ({ id, authn: 'admin', scope: 'project', grants: noGrants, execute });
 
-function cursorSeq(text: string | undefined): string | null {
-  if (text === undefined || text === '') return null;
-  const seq = Buffer.from(text, 'base64url').toString('utf8');
-  // 19 digits can still pass bigint's maximum, which would fail in SQL as a 500.
-  if (!/^e\d{1,19}$/.test(seq) || BigInt(seq.slice(1)) > 9223372036854775807n) throw validationFailed('Query.InvalidCursor', 'cursor is malformed', 'cursor');
-  return seq.slice(1);
-}
 
 export const EVENT_SPECS = {
   list: eventsOp('Events.List', async (ctx) => {
     const q = ctx.inv.query;
-    const sizeText = q.get('pageSize') ?? '50';
-    if (!/^\d{1,4}$/.test(sizeText) || Number(sizeText) < 1) throw validationFailed('Query.InvalidPageSize', 'pageSize must be a positive integer', 'pageSize');
-    const pageSize = Number(sizeText);
-    if (pageSize > ctx.services.limits.maxPageSize) throw validationFailed('Query.PageSizeTooLarge', `pageSize must be at most ${ctx.services.limits.maxPageSize}`, 'pageSize');
-    const res = await listEvents(ctx.services.db, ctx.scope!.project.id, { ...parseEventFilter(q.get('filter')), afterSeq: cursorSeq(q.get('cursor')), pageSize });
+    const pageSize = logPageSize(ctx);
+    const res = await listEvents(ctx.services.db, ctx.scope!.project.id, { ...parseEventFilter(q.get('filter')), afterSeq: decodeSeqCursor(q.get('cursor'), 'e'), pageSize });
     return list(ctx, res.events, {
       number: 1, size: pageSize,
-      ...(res.more && res.lastSeq !== null ? { next: Buffer.from(`e${res.lastSeq}`).toString('base64url') } : {}),
+      ...(res.more && res.lastSeq !== null ? { next: encodeSeqCursor('e', res.lastSeq) } : {}),
     });
   }),
   /**
