@@ -34,7 +34,7 @@ export interface BenchConfig {
   verbose: boolean;
 }
 
-function intEnv(name: string, fallback: number, min: number): number {
+export function intEnv(name: string, fallback: number, min: number): number {
   const raw = process.env[name];
   if (raw === undefined || raw.trim() === '') return fallback;
   const n = Number(raw);

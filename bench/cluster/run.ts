@@ -27,17 +27,11 @@ import { bootstrapProject, seedItems, type Fixture } from '../bootstrap.js';
 import { createScratchDatabase, type ScratchDatabase } from '../db.js';
 import { CREATED_PREFIX, ENTITY_PATH, makeItem } from '../item-model.js';
 import { NatsCluster, NATS_SERVER_BIN, natsServerAvailable } from '../../test/support/nats-cluster.js';
+import { intEnv } from '../config.js';
 import { reapPlinthProcesses, startPlinthProcess, type PlinthProcess } from '../../test/support/plinth-process.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 
-function intEnv(name: string, fallback: number, min: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw.trim() === '') return fallback;
-  const n = Number(raw);
-  if (!Number.isFinite(n) || n < min) throw new Error(`${name} must be a number >= ${min}, got ${JSON.stringify(raw)}`);
-  return Math.floor(n);
-}
 
 const cfg = {
   durationS: intEnv('BENCH_DURATION_S', 6, 1),

@@ -14,6 +14,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import WebSocket from 'ws';
 import { startNodeServer } from '../server-process.js';
+import { adminPoster } from '../admin-post.js';
 
 const N = Number(process.env.RT_N ?? 1000);
 const W = Number(process.env.RT_W ?? 100);
@@ -35,12 +36,7 @@ async function main(): Promise<void> {
     unsetEnv: ['DATA_DIR', 'NATS_URL', 'PORT', 'HOST'], startTimeoutMs: 60_000, verbose: false,
   });
   try {
-    const h = { authorization: `Bearer ${admin}`, 'content-type': 'application/json' };
-    const post = async (path: string, body: unknown, extra: Record<string, string> = {}): Promise<any> => {
-      const r = await fetch(server.url + path, { method: 'POST', headers: { ...h, ...extra }, body: JSON.stringify(body) });
-      if (r.status >= 300) throw new Error(`${path}: ${r.status} ${await r.text()}`);
-      return r.json();
-    };
+    const post = adminPoster(server.url, admin);
     await post('/api/TenantRecord', { slug: 'bench', name: 'Bench' });
     await post('/api/projects/create', { tenant: 'bench', slug: 'app', name: 'App' });
     const scope = { 'x-service-tenant': 'bench', 'x-service-project': 'app' };

@@ -14,6 +14,7 @@ import type { AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startNodeServer } from '../server-process.js';
+import { adminPoster } from '../admin-post.js';
 
 const N = Number(process.env.WH_N ?? 2000);
 const CONCURRENCY = Number(process.env.WH_CONCURRENCY ?? 32);
@@ -44,13 +45,8 @@ async function main(): Promise<void> {
     unsetEnv: ['DATA_DIR', 'NATS_URL', 'PORT', 'HOST'], startTimeoutMs: 60_000, verbose: false,
   });
   try {
-    const h = { authorization: `Bearer ${admin}`, 'content-type': 'application/json' };
     const scope = { 'x-service-tenant': 'bench', 'x-service-project': 'app' };
-    const post = async (path: string, body: unknown, extra: Record<string, string> = {}): Promise<any> => {
-      const r = await fetch(server.url + path, { method: 'POST', headers: { ...h, ...extra }, body: JSON.stringify(body) });
-      if (r.status >= 300) throw new Error(`${path}: ${r.status} ${await r.text()}`);
-      return r.json();
-    };
+    const post = adminPoster(server.url, admin);
     await post('/api/TenantRecord', { slug: 'bench', name: 'Bench' });
     await post('/api/projects/create', { tenant: 'bench', slug: 'app', name: 'App' });
     await post('/api/Schema/entities', { entityName: 'Tick', fields: [{ name: 'n', type: 'Int', nullable: false }] }, scope);
