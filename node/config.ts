@@ -61,6 +61,10 @@ export interface NodeConfig {
   webhookTimeoutMs: number;
   /** WEBHOOK_CLAIM_LEASE_MS: claim lease of a delivery attempt; must exceed the timeout by 1 s. Default 30 s. */
   webhookClaimLeaseMs: number;
+  /** REALTIME_MAX_SUBSCRIPTIONS_PER_PROJECT: concurrent realtime subscriptions per project, cluster-wide (spec: 1,000). */
+  realtimeMaxSubscriptionsPerProject: number;
+  /** REALTIME_MAX_BUFFERED_BYTES: unsent bytes past which a WebSocket client is closed with 1013. Default 1 MiB. */
+  realtimeMaxBufferedBytes: number;
 }
 
 const LEVELS: LogLevel[] = ['debug', 'info', 'warn', 'error', 'silent'];
@@ -139,6 +143,8 @@ export function parseConfig(env: NodeJS.ProcessEnv = process.env): NodeConfig {
     webhookAllowPrivateTargets: bool(env, 'WEBHOOK_ALLOW_PRIVATE_TARGETS'),
     secretsKey: secretsKey(env),
     ...webhookTimes(env),
+    realtimeMaxSubscriptionsPerProject: int(env, 'REALTIME_MAX_SUBSCRIPTIONS_PER_PROJECT', 1000, 1, 10_000_000),
+    realtimeMaxBufferedBytes: int(env, 'REALTIME_MAX_BUFFERED_BYTES', MiB, 1024, 1024 * MiB),
   };
 }
 

@@ -16,6 +16,7 @@ import { PublicationRegistry } from '../runtime/publication/registry.js';
 import type { EventTailSource } from '../runtime/events/event-tail.js';
 import { SqlEventTail } from '../runtime/events/event-tail.js';
 import { RealtimeHub } from '../runtime/realtime/hub.js';
+import { ClusterRealtimeUsage } from '../cluster/realtime-usage.js';
 import type { GrantSource, OutboxKicker, PublicationSource, ScopeDirectory, Services } from '../runtime/services.js';
 import { migratePlatform, PgClient, PgliteClient, type SqlClient } from '../storage/index.js';
 import { loadAdminToken, type AdminToken } from './admin-token.js';
@@ -116,12 +117,15 @@ export async function startNode(config: NodeConfig): Promise<RunningNode> {
     limits: { maxPageSize: config.maxPageSize, maxBatchRows: config.maxBatchRows, idempotencyRetentionMs: config.idempotencyRetentionMs },
     node,
     webhooks,
-    realtime: new RealtimeHub({ db, log, tail: eventTail }),
+    realtime: new RealtimeHub({
+      db, log, tail: eventTail, maxSubscriptionsPerProject: config.realtimeMaxSubscriptionsPerProject,
+      peers: cluster === null ? undefined : new ClusterRealtimeUsage(cluster.bus, config.nodeId),
+    }),
   };
 
   let http: HttpServer;
   try {
-    http = await startHttpServer(services, config.host, config.port, { maxBodyBytes: config.maxBodyBytes, corsOrigin: config.corsOrigin }, inFlight);
+    http = await startHttpServer(services, config.host, config.port, { maxBodyBytes: config.maxBodyBytes, corsOrigin: config.corsOrigin, realtimeMaxBufferedBytes: config.realtimeMaxBufferedBytes }, inFlight);
   } catch (err) {
     await actors.stop();
     await cluster?.conn.close();

@@ -5,6 +5,8 @@ export interface WsLike {
   send(message: string, isBinary?: boolean): number;
   getBufferedAmount(): number;
   end(code?: number, reason?: string): void;
+  subscribe(topic: string): boolean;
+  unsubscribe(topic: string): boolean;
 }
 
 /** Close code for a client that reads too slowly: 1013 "try again later". */
@@ -16,8 +18,11 @@ export const wsStats = { open: 0, droppedSlow: 0 };
 
 /**
  * One realtime WebSocket connection: its subscriptions and its send path.
- * Backpressure: once uWS holds more than `maxBufferedBytes` unsent for this
- * client, the connection is closed with 1013 — never buffered without bound.
+ * Change messages reach it through uWS topics (`join`); replies through
+ * `send`. Backpressure: once uWS holds more than `maxBufferedBytes` unsent
+ * for this client — seen on a direct send or by the periodic sweep over
+ * published traffic (`checkBackpressure`) — the connection is closed with
+ * 1013, never buffered without bound.
  */
 export class RealtimeConnection implements RealtimeRecipient {
   open = true;
@@ -39,10 +44,26 @@ export class RealtimeConnection implements RealtimeRecipient {
     if (this.ws.getBufferedAmount() > this.maxBufferedBytes) this.dropSlow();
   }
 
+  join(topic: string): void {
+    if (this.open) this.ws.subscribe(topic);
+  }
+
+  leave(topic: string): void {
+    // A closed socket has already left every topic (and may no longer be touched).
+    if (this.open) this.ws.unsubscribe(topic);
+  }
+
+  /** Closes the connection with 1013 when too much is unsent; true when it did. */
+  checkBackpressure(): boolean {
+    if (!this.open || this.ws.getBufferedAmount() <= this.maxBufferedBytes) return false;
+    this.dropSlow();
+    return true;
+  }
+
   private dropSlow(): void {
     wsStats.droppedSlow++;
-    this.open = false;
     this.closeSubscriptions();
+    this.open = false;
     try {
       this.ws.end(SLOW_CONSUMER_CLOSE_CODE, 'slow consumer: too many unsent messages');
     } catch {

@@ -10,7 +10,8 @@ import { isSubscriptionToken, realtimeTokenVerifier, verifySubscriptionToken } f
 import type { Services } from '../../runtime/services.js';
 import { bearerOf, parseQuery } from '../rest/request-meta.js';
 import { statusLine } from '../rest/status-text.js';
-import { DEFAULT_MAX_BUFFERED_BYTES, RealtimeConnection, wsStats } from './connection.js';
+import { RealtimeConnection, wsStats } from './connection.js';
+import type { SlowConsumerSweep } from './slow-consumer-sweep.js';
 
 /** Per-connection state: the credential and scope every subscribe dispatches with. */
 interface ConnData {
@@ -23,11 +24,14 @@ interface ConnData {
 }
 
 const MAX_MESSAGE_BYTES = 64 * 1024;
+const HARD_CAP_MIN_BYTES = 16 * 1024 * 1024;
 const CORRELATION = /^[A-Za-z0-9._:-]{8,128}$/;
 
-function maxBuffered(): number {
-  const n = Number(process.env.REALTIME_MAX_BUFFERED_BYTES ?? '');
-  return Number.isSafeInteger(n) && n > 0 ? n : DEFAULT_MAX_BUFFERED_BYTES;
+export interface RealtimeSocketOptions {
+  /** Unsent bytes past which a client is closed with 1013 (REALTIME_MAX_BUFFERED_BYTES). */
+  maxBufferedBytes: number;
+  /** Checks published traffic against that bound; shared by every realtime route of the app. */
+  sweep: SlowConsumerSweep;
 }
 
 const invocation = (spec: OperationSpec, d: Pick<ConnData, 'bearer' | 'tenant' | 'project' | 'branch' | 'basePath'>, body: unknown, correlationId: string): Invocation => ({
@@ -51,16 +55,20 @@ function errorMessage(err: ServiceError, correlationId: string, basePath: string
  * upgrade); each `subscribe` is a `Realtime.Subscribe` dispatch with the
  * connection's credential, so grants and audit match REST.
  */
-export function registerRealtimeWebSocket(app: TemplatedApp, services: Services, pattern: string, basePath: string): void {
-  const bound = maxBuffered();
+export function registerRealtimeWebSocket(app: TemplatedApp, services: Services, pattern: string, basePath: string, opts: RealtimeSocketOptions): void {
+  const bound = opts.maxBufferedBytes;
+  // Change messages go out through uWS topics: one publish per channel, copied natively to its members.
+  services.realtime!.usePublisher({ publish: (topic, message) => void app.publish(topic, message, false, false) });
   // Realtime connections also accept the short-lived subscription token; REST routes never do.
   const rtServices: Services = { ...services, tokens: realtimeTokenVerifier(services.db, services.tokens) };
   app.ws<ConnData>(pattern, {
     maxPayloadLength: MAX_MESSAGE_BYTES,
     idleTimeout: 60,
     sendPingsAutomatically: true,
-    // Above our own bound, so uWS never silently skips a message: we close first.
-    maxBackpressure: bound * 2 + MAX_MESSAGE_BYTES,
+    // uWS's hard cap, far above our bound: the sweep closes a slow client (1013) long before uWS would
+    // skip messages for it. Only a client that passes the cap within one sweep interval is cut off
+    // without a close frame (1006), because uWS then drops the close frame too.
+    maxBackpressure: Math.max(bound * 16, HARD_CAP_MIN_BYTES),
     upgrade: (res: HttpResponse, req: HttpRequest, context) => {
       const q = parseQuery(req.getQuery() ?? '');
       const key = req.getHeader('sec-websocket-key');
@@ -116,7 +124,9 @@ export function registerRealtimeWebSocket(app: TemplatedApp, services: Services,
     },
     open: (ws) => {
       wsStats.open++;
-      ws.getUserData().conn = new RealtimeConnection(ws, bound);
+      const conn = new RealtimeConnection(ws, bound);
+      ws.getUserData().conn = conn;
+      opts.sweep.add(conn);
     },
     message: (ws, message, isBinary) => {
       const d = ws.getUserData();
@@ -175,7 +185,10 @@ export function registerRealtimeWebSocket(app: TemplatedApp, services: Services,
     },
     close: (ws) => {
       wsStats.open--;
-      ws.getUserData().conn?.closed();
+      const conn = ws.getUserData().conn;
+      if (conn === null) return;
+      opts.sweep.delete(conn);
+      conn.closed();
     },
   });
 }

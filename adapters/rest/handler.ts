@@ -11,6 +11,8 @@ import { writeError, writeResult, type ReplyTarget } from './write.js';
 export interface RestOptions {
   maxBodyBytes: number;
   corsOrigin: string | null;
+  /** Unsent bytes past which a realtime WebSocket client is closed with 1013. Default 1 MiB. */
+  realtimeMaxBufferedBytes?: number;
 }
 
 const BASES = ['/api/', '/v1/'];

@@ -2,6 +2,8 @@ import uWS from 'uWebSockets.js';
 import type { Services } from '../../runtime/services.js';
 import { restHandler, type InFlight, type RestOptions } from './handler.js';
 import { registerRealtimeWebSocket } from '../realtime/websocket.js';
+import { SlowConsumerSweep } from '../realtime/slow-consumer-sweep.js';
+import { DEFAULT_MAX_BUFFERED_BYTES } from '../realtime/connection.js';
 
 /** Without it a second node on the same port would silently share it. */
 const EXCLUSIVE_PORT = 1;
@@ -21,9 +23,11 @@ export function startHttpServer(services: Services, host: string, port: number, 
   if (typeof (uWS as unknown as { SSLApp?: unknown }).SSLApp !== 'function') throw new Error('uWebSockets.js native binary not available for this Node.js version');
   const app = uWS.App();
   // WebSocket routes before the catch-all.
+  const sweep = new SlowConsumerSweep();
   if (services.realtime !== undefined) {
-    registerRealtimeWebSocket(app, services, '/api/realtime', '/api');
-    registerRealtimeWebSocket(app, services, '/v1/realtime', '/v1');
+    const ws = { maxBufferedBytes: opts.realtimeMaxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES, sweep };
+    registerRealtimeWebSocket(app, services, '/api/realtime', '/api', ws);
+    registerRealtimeWebSocket(app, services, '/v1/realtime', '/v1', ws);
   }
   app.any('/*', restHandler(services, opts, inFlight));
   // The typings lack the (host, port, options, cb) overload and app.close(); the binary has both.
@@ -42,7 +46,10 @@ export function startHttpServer(services: Services, host: string, port: number, 
           if (open) uWS.us_listen_socket_close(listenSocket);
           open = false;
         },
-        close: () => raw.close(),
+        close: () => {
+          sweep.stop();
+          raw.close();
+        },
       });
     });
   });

@@ -8,6 +8,28 @@ import type { Logger } from '../log.js';
 export interface RealtimeRecipient {
   /** Sends one encoded message; the recipient applies its own backpressure bound (and drops itself past it). */
   send(message: string): void;
+  /**
+   * Broadcast membership (uWS WebSockets). A recipient that can join a topic
+   * is not sent to one by one: the hub publishes each message once per
+   * topic, and uWS copies it to every member natively, coalescing one loop
+   * iteration's messages into one write per socket.
+   */
+  join?(topic: string): void;
+  leave?(topic: string): void;
+}
+
+/** Publishes one message to every recipient that joined a topic (uWS `app.publish`). */
+export interface TopicPublisher {
+  publish(topic: string, message: string): void;
+}
+
+/** Subscriptions held by the other nodes of a cluster, for the per-project quota. */
+export interface PeerUsage {
+  /** Subscriptions the other live nodes hold for the project (as last announced). */
+  othersOf(projectId: string): number;
+  /** This node's count for the project changed (the peers are told, debounced). */
+  changed(projectId: string, count: number): void;
+  close(): void;
 }
 
 /**
@@ -31,15 +53,29 @@ export interface RowCheck {
   values: unknown[];
 }
 
-interface Subscription {
-  readonly prepared: PreparedSubscription;
+/**
+ * Subscriptions that receive byte-identical messages: same entity, branch,
+ * row check and subscription id. Clients that let the server number their
+ * subscriptions (`s1`, …) or pick the same id share a channel, so one event
+ * costs one publish per channel, not one send per subscriber.
+ */
+interface Channel {
+  readonly key: string;
+  readonly check: RowCheck | null;
   /** The subscription id, already JSON-encoded (spliced into the shared message). */
   readonly idJson: string;
-  readonly recipient: RealtimeRecipient;
+  readonly topic: string;
+  /** Recipients that cannot join a topic (SSE streams): sent to one by one. */
+  readonly direct: Set<RealtimeRecipient>;
+  /** Recipients that joined `topic`. */
+  joined: number;
 }
 
 interface Follower {
-  subs: Set<Subscription>;
+  /** Channels by `entity \0 branch`, then by channel key. */
+  readonly channels: Map<string, Map<string, Channel>>;
+  /** Attached subscriptions plus those waiting for `ready`: the follower stops at zero. */
+  size: number;
   stop: (() => void) | null;
   ready: Promise<void>;
   chain: Promise<void>;
@@ -50,16 +86,16 @@ export interface RealtimeHubOptions {
   db: SqlExecutor;
   log: Logger;
   tail: EventTailSource;
-  /** Subscriptions per project on this node. Default REALTIME_MAX_SUBSCRIPTIONS_PER_PROJECT or 1000. */
+  /** Subscriptions per project (cluster-wide when `peers` is set). Default 1000 (REALTIME_MAX_SUBSCRIPTIONS_PER_PROJECT). */
   maxSubscriptionsPerProject?: number;
+  /** Cluster mode: the other nodes' counts, so the quota is per project, not per node. */
+  peers?: PeerUsage;
 }
 
 export const QUOTA_KIND = 'realtime.subscriptions.concurrent';
+export const DEFAULT_MAX_SUBSCRIPTIONS_PER_PROJECT = 1000;
 
-function defaultLimit(): number {
-  const n = Number(process.env.REALTIME_MAX_SUBSCRIPTIONS_PER_PROJECT ?? '');
-  return Number.isSafeInteger(n) && n > 0 ? n : 1000;
-}
+const groupKey = (entity: string, branch: string): string => `${entity}\u0000${branch}`;
 
 /**
  * Realtime fan-out on one node. Subscriptions are kept in memory by
@@ -67,7 +103,7 @@ function defaultLimit(): number {
  * event log (the node's EventTailSource: the SQL log embedded, JetStream in
  * cluster mode), so a write on any node reaches subscribers on every node.
  *
- * For each `entity.<E>.<kind>` event the subscribers of E on that branch are
+ * For each `entity.<E>.<kind>` event the channels of E on that branch are
  * checked: unfiltered ones get it; filtered ones get it when the CURRENT row
  * matches their filter (one `SELECT` per distinct filter per event, so the
  * check runs server-side and a subscriber never learns of rows outside its
@@ -79,14 +115,26 @@ export class RealtimeHub {
   readonly limit: number;
   private readonly used = new Map<string, number>();
   private readonly followers = new Map<string, Follower>();
+  private publisher: TopicPublisher | null = null;
+  private nextTopic = 1;
   private closed = false;
 
   constructor(private readonly opts: RealtimeHubOptions) {
-    this.limit = opts.maxSubscriptionsPerProject ?? defaultLimit();
+    this.limit = opts.maxSubscriptionsPerProject ?? DEFAULT_MAX_SUBSCRIPTIONS_PER_PROJECT;
   }
 
-  /** Subscriptions (and reserved slots) of a project on this node. */
+  /** The WebSocket adapter's broadcast: recipients with `join` are published to through it. */
+  usePublisher(publisher: TopicPublisher): void {
+    this.publisher = publisher;
+  }
+
+  /** Subscriptions (and reserved slots) of a project: this node's, plus the peers' in cluster mode. */
   usedBy(projectId: string): number {
+    return this.localUsedBy(projectId) + (this.opts.peers?.othersOf(projectId) ?? 0);
+  }
+
+  /** This node's subscriptions (and reserved slots) of a project. */
+  localUsedBy(projectId: string): number {
     return this.used.get(projectId) ?? 0;
   }
 
@@ -102,35 +150,30 @@ export class RealtimeHub {
     if (this.usedBy(projectId) >= this.limit) throw this.quotaExceeded(projectId);
   }
 
-  /** Takes a slot (synchronously, so concurrent subscribes cannot overshoot); 429 when none is free. */
+  /** Takes a slot (synchronously, so concurrent subscribes on this node cannot overshoot); 429 when none is free. */
   reserve(projectId: string): void {
     this.checkQuota(projectId);
-    this.used.set(projectId, this.usedBy(projectId) + 1);
+    this.setUsed(projectId, this.localUsedBy(projectId) + 1);
   }
 
   /** Gives back a slot taken by reserve() that was never attached (or after detach). */
   release(projectId: string): void {
-    const n = this.usedBy(projectId) - 1;
-    if (n <= 0) this.used.delete(projectId);
-    else this.used.set(projectId, n);
+    this.setUsed(projectId, Math.max(0, this.localUsedBy(projectId) - 1));
   }
 
   /**
    * Attaches a prepared subscription (its slot is already reserved) once the
    * project's follower is positioned: events committed after this resolves
-   * are delivered. Returns the detach function (which releases the slot).
+   * are delivered, none before. Returns the detach function (which releases
+   * the slot).
    */
   async attach(prepared: PreparedSubscription, id: string, recipient: RealtimeRecipient): Promise<() => void> {
-    const sub: Subscription = { prepared, idJson: JSON.stringify(id), recipient };
     const f = this.follower(prepared);
-    f.subs.add(sub);
-    let attached = true;
-    const detach = (): void => {
-      if (!attached) return;
-      attached = false;
-      f.subs.delete(sub);
+    f.size++;
+    const releaseFollower = (): void => {
+      f.size--;
       this.release(prepared.projectId);
-      if (f.subs.size === 0 && this.followers.get(prepared.projectId) === f) {
+      if (f.size === 0 && this.followers.get(prepared.projectId) === f) {
         this.followers.delete(prepared.projectId);
         f.stop?.();
         f.stop = null;
@@ -139,10 +182,31 @@ export class RealtimeHub {
     try {
       await f.ready;
     } catch (err) {
-      detach();
+      releaseFollower();
       throw err;
     }
-    return detach;
+    // Joined only now, so nothing committed before the follower's position reaches it.
+    const channel = this.channel(f, prepared, id);
+    const viaTopic = recipient.join !== undefined && this.publisher !== null;
+    if (viaTopic) {
+      recipient.join!(channel.topic);
+      channel.joined++;
+    } else channel.direct.add(recipient);
+    let attached = true;
+    return () => {
+      if (!attached) return;
+      attached = false;
+      if (viaTopic) {
+        recipient.leave?.(channel.topic);
+        channel.joined--;
+      } else channel.direct.delete(recipient);
+      if (channel.joined === 0 && channel.direct.size === 0) {
+        const group = f.channels.get(groupKey(prepared.entity, prepared.branch));
+        group?.delete(channel.key);
+        if (group?.size === 0) f.channels.delete(groupKey(prepared.entity, prepared.branch));
+      }
+      releaseFollower();
+    };
   }
 
   /** Stops every follower (node shutdown). */
@@ -150,12 +214,32 @@ export class RealtimeHub {
     this.closed = true;
     for (const f of this.followers.values()) f.stop?.();
     this.followers.clear();
+    this.opts.peers?.close();
+  }
+
+  private setUsed(projectId: string, n: number): void {
+    if (n === 0) this.used.delete(projectId);
+    else this.used.set(projectId, n);
+    this.opts.peers?.changed(projectId, n);
+  }
+
+  private channel(f: Follower, p: PreparedSubscription, id: string): Channel {
+    const gk = groupKey(p.entity, p.branch);
+    let group = f.channels.get(gk);
+    if (group === undefined) f.channels.set(gk, (group = new Map()));
+    const key = `${p.check?.key ?? ''}\u0000${id}`;
+    let c = group.get(key);
+    if (c === undefined) {
+      c = { key, check: p.check, idJson: JSON.stringify(id), topic: `rt/${p.projectId}/${this.nextTopic++}`, direct: new Set(), joined: 0 };
+      group.set(key, c);
+    }
+    return c;
   }
 
   private follower(p: PreparedSubscription): Follower {
     const existing = this.followers.get(p.projectId);
     if (existing !== undefined) return existing;
-    const f: Follower = { subs: new Set(), stop: null, ready: Promise.resolve(), chain: Promise.resolve(), position: null };
+    const f: Follower = { channels: new Map(), size: 0, stop: null, ready: Promise.resolve(), chain: Promise.resolve(), position: null };
     const scope: TailScope = { tenantId: p.tenantId, projectId: p.projectId };
     f.ready = this.opts.tail.start(scope, null).then((position) => {
       f.position = position;
@@ -193,36 +277,40 @@ export class RealtimeHub {
     const entity = data.entity;
     const kind = e.type.slice(e.type.lastIndexOf('.') + 1);
     if (typeof entity !== 'string' || typeof data.entityId !== 'string') return;
-    const branch = typeof data.branch === 'string' ? data.branch : 'main';
-    const targets: Subscription[] = [];
-    for (const s of f.subs) if (s.prepared.entity === entity && s.prepared.branch === branch) targets.push(s);
-    if (targets.length === 0) return;
-    // Encoded once per event; each recipient gets the shared bytes behind its own subscription id.
+    const group = f.channels.get(groupKey(entity, typeof data.branch === 'string' ? data.branch : 'main'));
+    if (group === undefined) return;
+    const matched = kind === 'deleted' ? null : await this.rowChecks(group, data.entityId);
+    // Encoded once per event; each channel gets the shared bytes behind its own subscription id.
     const tail = JSON.stringify({
       kind, entity, entityId: data.entityId, changedFields: Array.isArray(data.changedFields) ? data.changedFields : [],
       eventId: e.id, occurredAt: e.occurredAt, correlationId: e.correlationId, publicationVersion: e.publicationVersion,
     }).slice(1);
+    for (const c of group.values()) {
+      if (c.check !== null && matched !== null && matched.get(c.check.key) !== true) continue;
+      const message = `{"type":"change","subscriptionId":${c.idJson},${tail}`;
+      if (c.joined > 0) this.publisher?.publish(c.topic, message);
+      for (const r of c.direct) r.send(message);
+    }
+  }
+
+  /** Runs each distinct filter of the group once against the row (concurrently: a pool runs them in parallel). */
+  private async rowChecks(group: Map<string, Channel>, entityId: string): Promise<Map<string, boolean>> {
+    const checks = new Map<string, RowCheck>();
+    for (const c of group.values()) if (c.check !== null) checks.set(c.check.key, c.check);
     const matched = new Map<string, boolean>();
-    for (const s of targets) {
-      const check = s.prepared.check;
-      if (check !== null && kind !== 'deleted' && !matched.has(check.key)) {
-        const values = check.values.slice();
-        values[0] = data.entityId;
-        try {
-          const r = await this.opts.db.query(check.text, values);
-          matched.set(check.key, r.rows.length > 0);
-        } catch (err) {
-          // A filter that no longer compiles against the table (schema changed) matches nothing.
-          matched.set(check.key, false);
-          this.opts.log.warn('realtime row check failed', { error: err instanceof Error ? err.message : String(err) });
-        }
+    if (checks.size === 0) return matched;
+    await Promise.all([...checks.values()].map(async (check) => {
+      const values = check.values.slice();
+      values[0] = entityId;
+      try {
+        const r = await this.opts.db.query(check.text, values);
+        matched.set(check.key, r.rows.length > 0);
+      } catch (err) {
+        // A filter that no longer compiles against the table (schema changed) matches nothing.
+        matched.set(check.key, false);
+        this.opts.log.warn('realtime row check failed', { error: err instanceof Error ? err.message : String(err) });
       }
-    }
-    for (const s of targets) {
-      if (!f.subs.has(s)) continue;
-      const check = s.prepared.check;
-      if (check !== null && kind !== 'deleted' && matched.get(check.key) !== true) continue;
-      s.recipient.send(`{"type":"change","subscriptionId":${s.idJson},${tail}`);
-    }
+    }));
+    return matched;
   }
 }

@@ -12,7 +12,7 @@ import WebSocket from 'ws';
 import { bootstrapProject, defineEntity, type Client } from '../support/client.js';
 import { forEachBackend, startServer, type Backend, type TestServer } from '../support/server.js';
 import { expectStatus, type Json } from '../support/expect.js';
-import { RealtimeConnection, SLOW_CONSUMER_CLOSE_CODE, type WsLike } from '../../adapters/realtime/connection.js';
+import { SLOW_CONSUMER_CLOSE_CODE } from '../../adapters/realtime/connection.js';
 
 const WAIT_MS = 10_000;
 const CHANGE_KEYS = ['changedFields', 'correlationId', 'entity', 'entityId', 'eventId', 'kind', 'occurredAt', 'publicationVersion', 'subscriptionId', 'type'];
@@ -79,7 +79,6 @@ forEachBackend('realtime', (backend: Backend) => {
   let server: TestServer;
   let wsUrl: string;
   const closers: Array<() => void> = [];
-  const savedLimit = process.env.REALTIME_MAX_SUBSCRIPTIONS_PER_PROJECT;
 
   /** A fresh project (quota is per project) with an Order entity. */
   const newProject = async (): Promise<{ client: Client; tenant: string; project: string; projectId: string; headers: Record<string, string> }> => {
@@ -108,14 +107,11 @@ forEachBackend('realtime', (backend: Backend) => {
   };
 
   before(async () => {
-    process.env.REALTIME_MAX_SUBSCRIPTIONS_PER_PROJECT = '3';
-    server = await startServer({ backend });
+    server = await startServer({ backend, env: { REALTIME_MAX_SUBSCRIPTIONS_PER_PROJECT: '3' } });
     wsUrl = `${server.url.replace('http', 'ws')}/api/realtime`;
   });
   after(async () => {
     for (const c of closers) c();
-    if (savedLimit === undefined) delete process.env.REALTIME_MAX_SUBSCRIPTIONS_PER_PROJECT;
-    else process.env.REALTIME_MAX_SUBSCRIPTIONS_PER_PROJECT = savedLimit;
     await server?.close();
   });
 
@@ -278,31 +274,49 @@ forEachBackend('realtime', (backend: Backend) => {
   });
 });
 
-describe('realtime connection backpressure', () => {
-  it('closes a client with 1013 once its unsent bytes pass the bound, and stops sending', () => {
-    const sent: string[] = [];
-    let buffered = 0;
-    const ends: Array<[number | undefined, string | undefined]> = [];
-    const ws: WsLike = {
-      send: (m) => {
-        sent.push(m);
-        buffered += m.length; // the client reads nothing
-        return 1;
-      },
-      getBufferedAmount: () => buffered,
-      end: (code, reason) => {
-        ends.push([code, reason]);
-      },
-    };
-    const conn = new RealtimeConnection(ws, 1000);
-    let detached = 0;
-    conn.subscriptions.set('a', () => detached++);
-    const msg = 'x'.repeat(300);
-    for (let i = 0; i < 10; i++) conn.send(msg);
-    assert.equal(sent.length, 4, 'sends stop once over the bound');
-    assert.deepEqual(ends.map((e) => e[0]), [SLOW_CONSUMER_CLOSE_CODE]);
-    assert.match(ends[0]![1]!, /slow consumer/);
-    assert.equal(conn.open, false);
-    assert.equal(detached, 1, 'subscriptions were released');
+describe('realtime backpressure (real socket)', () => {
+  let server: TestServer;
+  before(async () => {
+    server = await startServer({ env: { REALTIME_MAX_BUFFERED_BYTES: String(64 * 1024) } });
+  });
+  after(async () => {
+    await server?.close();
+  });
+
+  it('a client that stops reading is closed with 1013 and its subscriptions end; a reading client keeps receiving', async () => {
+    const p = await bootstrapProject(server.url, server.adminToken, `bp${randomUUID().slice(0, 8)}`);
+    await defineEntity(p.client, { entityName: 'Order', fields: [{ name: 'status', type: 'String', nullable: false }] });
+    const headers = { 'x-service-tenant': p.tenant, 'x-service-project': p.project, authorization: `Bearer ${server.adminToken}` };
+    const url = `${server.url.replace('http', 'ws')}/api/realtime`;
+    const slow = await WsClient.open(url, { headers });
+    const reader = await WsClient.open(url, { headers });
+    try {
+      // 100 subscriptions on one connection: each write sends it 100 messages (~30 KB).
+      for (let i = 0; i < 100; i++) assert.equal((await slow.subscribe(`s${i}`, 'Order')).type, 'subscribed');
+      assert.equal((await reader.subscribe('r', 'Order')).type, 'subscribed');
+      const hub = server.node.services.realtime!;
+      assert.equal(hub.localUsedBy(p.projectId), 101);
+      const closed = new Promise<number>((resolve) => slow.ws.once('close', (code) => resolve(code)));
+      // Stop reading: the kernel buffers fill, then uWS's, then the bound is passed.
+      (slow.ws as unknown as { _socket: { pause(): void } })._socket.pause();
+      let written = 0;
+      const deadline = Date.now() + 60_000;
+      while (hub.localUsedBy(p.projectId) > 1 && Date.now() < deadline) {
+        const r = await p.client.post('/api/orders/batch', { items: Array.from({ length: 200 }, () => ({ status: 'x' })) });
+        expectStatus(r, 201);
+        written += 200;
+      }
+      assert.equal(hub.localUsedBy(p.projectId), 1, `the slow client's 100 subscriptions were released (after ${written} writes)`);
+      (slow.ws as unknown as { _socket: { resume(): void } })._socket.resume();
+      assert.equal(await closed, SLOW_CONSUMER_CLOSE_CODE);
+      // The reader kept up and got every change.
+      const last = await p.client.post('/api/orders', { status: 'last' });
+      expectStatus(last, 201);
+      await reader.inbox.waitFor((m) => m.type === 'change' && m.entityId === last.body.data.id, 'the reader still receives');
+      assert.equal(reader.inbox.messages.filter((m) => m.type === 'change').length, written + 1);
+    } finally {
+      slow.close();
+      reader.close();
+    }
   });
 });
