@@ -1,15 +1,17 @@
 /**
  * The non-entity routes of a project's REST surface that the document also
- * describes: identity entrypoint and the event log.
+ * describes: identity entrypoint and the event log here; webhooks, realtime
+ * and audit in openapi-events-out.ts, assembled with them below.
  */
 import {
   correlationHeaders, dateTimeSchema, errorResponses, jsonContent, listEnvelope, paramRef, schemaRef, scopeHeaderParams,
   scopeOnlySecurity, singleEnvelope, type Json,
 } from './openapi-components.js';
+import { EVENTS_OUT_OPS, EVENTS_OUT_SCHEMA_NAMES, EVENTS_OUT_TAGS, eventsOutParameters, eventsOutSchemas } from './openapi-events-out.js';
 
 export const STATIC_SCHEMA_NAMES = [
   'IdentityCredentials', 'IdentityRegistered', 'IdentityRefreshInput', 'IdentityTokens', 'IdentityMe', 'IdentitySession',
-  'IdentitySessionList', 'Event', 'EventSingle', 'EventList', 'EventFilter',
+  'IdentitySessionList', 'Event', 'EventSingle', 'EventList', 'EventFilter', ...EVENTS_OUT_SCHEMA_NAMES,
 ] as const;
 
 const str = (description?: string): Json => (description === undefined ? { type: 'string' } : { type: 'string', description });
@@ -86,6 +88,7 @@ export function staticSchemas(): Json {
         correlationId: str(),
       },
     },
+    ...eventsOutSchemas(),
   };
 }
 
@@ -97,23 +100,35 @@ export function staticParameters(): Json {
       name: 'filter', in: 'query', required: false, description: 'Event filter JSON (`type`, `entity`, `since`, `until`, `correlationId`).',
       schema: { type: 'string', contentMediaType: 'application/json', contentSchema: schemaRef('EventFilter') },
     },
+    ...eventsOutParameters(),
   };
 }
 
-interface StaticOp {
-  method: 'get' | 'post' | 'delete';
+export interface StaticOp {
+  method: 'get' | 'post' | 'put' | 'patch' | 'delete';
   path: string;
   operationId: string;
-  tag: 'Identity' | 'Events';
+  tag: string;
   summary: string;
+  description?: string;
   /** Open route: scope headers only, no credential. */
   open?: boolean;
+  /** `admin`: the platform admin token only (others get 403); `public`: no credential at all. Default: any credential. */
+  auth?: 'admin' | 'public';
+  /** No tenant/project scope headers (the scope comes from the path, the token, or the query). */
+  unscoped?: true;
   params?: string[];
   body?: string;
-  status: 200 | 201 | 204;
+  status: 101 | 200 | 201 | 202 | 204;
   response?: string;
   /** Server-Sent Events stream instead of a JSON body. */
   stream?: true;
+  /** SSE event name and the schema of its `data:` JSON. */
+  sse?: { event: string; data: string };
+  /** WebSocket upgrade (101) instead of a JSON body. */
+  upgrade?: true;
+  /** Success answer carries `Cache-Control: no-store`. */
+  noStore?: true;
   errors: number[];
 }
 
@@ -125,24 +140,51 @@ const STATIC_OPS: StaticOp[] = [
   { method: 'get', path: '/identity/me', operationId: 'Identity.Me', tag: 'Identity', summary: 'The calling actor', status: 200, response: 'IdentityMe', errors: [400, 401] },
   { method: 'get', path: '/identity/sessions', operationId: 'Identity.Sessions.List', tag: 'Identity', summary: 'Sessions of the calling subject', status: 200, response: 'IdentitySessionList', errors: [400, 401] },
   { method: 'delete', path: '/identity/sessions/{sessionId}', operationId: 'Identity.Sessions.Revoke', tag: 'Identity', summary: 'Revoke a session of the calling subject', params: ['SessionId'], status: 204, errors: [400, 401, 403, 404] },
-  { method: 'get', path: '/events', operationId: 'Events.List', tag: 'Events', summary: 'Page through the event log', params: ['EventFilter', 'PageSize', 'Cursor'], status: 200, response: 'EventList', errors: [400, 401, 403, 422, 429] },
-  { method: 'get', path: '/events/tail', operationId: 'Events.Tail', tag: 'Events', summary: 'Follow the event log as Server-Sent Events (`event: service.event`, `data`: the event envelope; resume with Last-Event-ID)', status: 200, stream: true, errors: [401, 403, 422] },
-  { method: 'get', path: '/events/{id}', operationId: 'Events.Read', tag: 'Events', summary: 'Read one event', params: ['EventId'], status: 200, response: 'EventSingle', errors: [400, 401, 403, 404] },
+  { method: 'get', path: '/events', operationId: 'Events.List', tag: 'Events', auth: 'admin', summary: 'Page through the event log', params: ['EventFilter', 'PageSize', 'Cursor'], status: 200, response: 'EventList', errors: [400, 401, 403, 422, 429] },
+  { method: 'get', path: '/events/tail', operationId: 'Events.Tail', tag: 'Events', auth: 'admin', summary: 'Follow the event log as Server-Sent Events (`event: service.event`, `data`: the event envelope; resume with Last-Event-ID)', params: ['LastEventIdHeader', 'LastEventIdQuery'], status: 200, stream: true, sse: { event: 'service.event', data: 'Event' }, errors: [401, 403, 422] },
+  { method: 'get', path: '/events/{id}', operationId: 'Events.Read', tag: 'Events', auth: 'admin', summary: 'Read one event', params: ['EventId'], status: 200, response: 'EventSingle', errors: [400, 401, 403, 404] },
 ];
+
+function security(s: StaticOp): Json[] | undefined {
+  if (s.open === true) return scopeOnlySecurity();
+  if (s.auth === 'public') return [];
+  if (s.auth === 'admin') return [s.unscoped === true ? { adminToken: [] } : { adminToken: [], tenantHeader: [], projectHeader: [] }];
+  // Scope from elsewhere (the realtime handshake's query or subscription token): any credential alone.
+  if (s.unscoped === true) return ['bearerAuth', 'apiKey', 'adminToken'].map((k) => ({ [k]: [] }));
+  return undefined;
+}
+
+function successResponse(s: StaticOp): Json {
+  if (s.upgrade === true) {
+    return {
+      description: 'Switching Protocols: the connection is upgraded to a WebSocket; the message protocol is described in docs/realtime.md.',
+      headers: {
+        Upgrade: { description: '`websocket`.', schema: { type: 'string' } },
+        'Sec-WebSocket-Protocol': { description: 'The offered `bearer.<token>` protocol, echoed when it carried the credential.', schema: { type: 'string' } },
+      },
+    };
+  }
+  const headers = s.noStore === true ? { ...correlationHeaders(), 'Cache-Control': { description: '`no-store`.', schema: { type: 'string' } } } : correlationHeaders();
+  if (s.stream === true) {
+    const media: Json = { schema: { type: 'string' } };
+    if (s.sse !== undefined) Object.assign(media, { 'x-sse-event': s.sse.event, 'x-sse-data': schemaRef(s.sse.data) });
+    const what = s.sse === undefined ? '' : `: \`event: ${s.sse.event}\`, \`id:\` a resumable position, \`data:\` a ${s.sse.data} as JSON`;
+    return { description: `A stream of Server-Sent Events${what}.`, headers, content: { 'text/event-stream': media } };
+  }
+  if (s.response === undefined) return { description: 'No content.', headers };
+  return { description: s.status === 202 ? 'Accepted.' : 'Success.', headers, content: jsonContent(schemaRef(s.response)) };
+}
 
 /** Path items of the static routes, in a fixed order. */
 export function staticPaths(): Array<{ path: string; method: string; operation: Json }> {
-  return STATIC_OPS.map((s) => {
+  return [...STATIC_OPS, ...EVENTS_OUT_OPS].map((s) => {
     const op: Json = { operationId: s.operationId, tags: [s.tag], summary: s.summary };
-    if (s.open === true) op.security = scopeOnlySecurity();
-    op.parameters = [...(s.params ?? []).map(paramRef), ...scopeHeaderParams()];
+    if (s.description !== undefined) op.description = s.description;
+    const sec = security(s);
+    if (sec !== undefined) op.security = sec;
+    op.parameters = [...(s.params ?? []).map(paramRef), ...(s.unscoped === true ? [] : scopeHeaderParams())];
     if (s.body !== undefined) op.requestBody = { required: true, content: jsonContent(schemaRef(s.body)) };
-    const success: Json = s.stream === true
-      ? { description: 'A stream of events.', headers: correlationHeaders(), content: { 'text/event-stream': { schema: { type: 'string' } } } }
-      : s.response === undefined
-      ? { description: 'No content.', headers: correlationHeaders() }
-      : { description: 'Success.', headers: correlationHeaders(), content: jsonContent(schemaRef(s.response)) };
-    op.responses = { [String(s.status)]: success, ...errorResponses(s.errors) };
+    op.responses = { [String(s.status)]: successResponse(s), ...errorResponses(s.errors) };
     return { path: s.path, method: s.method, operation: op };
   });
 }
@@ -150,4 +192,5 @@ export function staticPaths(): Array<{ path: string; method: string; operation: 
 export const STATIC_TAGS = [
   { name: 'Identity', description: 'Project identity: registration, login, tokens, sessions.' },
   { name: 'Events', description: 'The project\'s event log.' },
+  ...EVENTS_OUT_TAGS,
 ];

@@ -6,6 +6,8 @@ import type { EntityDef, FieldDef, FieldType, ProjectModel } from '../../runtime
 import { EMPTY_MODEL } from '../../runtime/publication/model.js';
 import { entityOperations } from '../../runtime/publication/operations.js';
 import { buildOpenApiDocument, openApiToYaml, type OpenApiInput } from '../../runtime/publication/openapi.js';
+import { STATIC_ROUTES } from '../../adapters/rest/routes.js';
+import { REALTIME_SPECS } from '../../runtime/operations/realtime/index.js';
 
 type Json = Record<string, any>;
 
@@ -63,6 +65,59 @@ function deref(doc: Json, node: Json): Json {
   return deref(doc, cur);
 }
 
+/** Property names reachable from a schema (through $ref, allOf/anyOf/oneOf, items, additionalProperties), extensions included. */
+function propertyNames(doc: Json, node: unknown, seen = new Set<unknown>()): string[] {
+  if (typeof node !== 'object' || node === null || seen.has(node)) return [];
+  seen.add(node);
+  const n = deref(doc, node as Json);
+  if (n !== node) return propertyNames(doc, n, seen);
+  const out: string[] = [];
+  for (const [k, v] of Object.entries(n.properties ?? {})) out.push(k, ...propertyNames(doc, v, seen));
+  for (const key of ['allOf', 'anyOf', 'oneOf']) for (const s of (n[key] ?? []) as unknown[]) out.push(...propertyNames(doc, s, seen));
+  for (const key of ['items', 'additionalProperties', 'not', 'x-sse-data']) out.push(...propertyNames(doc, n[key], seen));
+  return out;
+}
+
+/** Every property name of every response body (any status, any media type) of one operation. */
+function responsePropertyNames(doc: Json, op: Json): string[] {
+  const out: string[] = [];
+  for (const r of Object.values(op.responses as Json)) {
+    for (const media of Object.values((deref(doc, r as Json).content ?? {}) as Json)) {
+      out.push(...propertyNames(doc, media.schema), ...propertyNames(doc, media['x-sse-data']));
+    }
+  }
+  return out;
+}
+
+/** [method, path, operationId, success status] of the webhook, realtime and audit routes. */
+const EVENTS_OUT: Array<[string, string, string, string]> = [
+  ['get', '/webhooks/endpoints', 'Webhooks.Endpoints.List', '200'],
+  ['post', '/webhooks/endpoints', 'Webhooks.Endpoints.Create', '201'],
+  ['get', '/webhooks/endpoints/{id}', 'Webhooks.Endpoints.Read', '200'],
+  ['put', '/webhooks/endpoints/{id}', 'Webhooks.Endpoints.Update', '200'],
+  ['patch', '/webhooks/endpoints/{id}', 'Webhooks.Endpoints.Patch', '200'],
+  ['delete', '/webhooks/endpoints/{id}', 'Webhooks.Endpoints.Delete', '204'],
+  ['post', '/webhooks/endpoints/{id}/rotate-secret', 'Webhooks.Endpoints.RotateSecret', '200'],
+  ['get', '/webhooks/endpoints/{endpointId}/deliveries', 'Webhooks.Endpoints.Deliveries', '200'],
+  ['get', '/webhooks/deliveries', 'Webhooks.Deliveries.List', '200'],
+  ['post', '/webhooks/deliveries/{deliveryId}/replay', 'Webhooks.Deliveries.Replay', '202'],
+  ['post', '/events/{id}/replay', 'Events.Replay', '202'],
+  ['post', '/CredentialReveal/{revealTokenId}/reveal', 'CredentialReveal.Reveal', '200'],
+  ['get', '/webhooks/receivers', 'Webhooks.Receivers.List', '200'],
+  ['post', '/webhooks/receivers', 'Webhooks.Receivers.Create', '201'],
+  ['get', '/webhooks/receivers/{id}', 'Webhooks.Receivers.Read', '200'],
+  ['put', '/webhooks/receivers/{id}', 'Webhooks.Receivers.Update', '200'],
+  ['delete', '/webhooks/receivers/{id}', 'Webhooks.Receivers.Delete', '204'],
+  ['get', '/webhooks/diagnostics', 'Webhooks.Diagnostics', '200'],
+  ['post', '/webhooks/inbound/{publicReceiverKey}', 'Webhooks.Inbound.Receive', '202'],
+  ['post', '/webhooks/{publicReceiverKey}', 'Webhooks.Inbound.ReceiveAlias', '202'],
+  ['get', '/realtime', 'Realtime.Connect', '101'],
+  ['get', '/realtime/sse', 'Realtime.Sse', '200'],
+  ['post', '/realtime/token', 'Realtime.Token', '201'],
+  ['get', '/audit', 'Audit.List', '200'],
+  ['get', '/audit/tail', 'Audit.Tail', '200'],
+];
+
 describe('OpenAPI document', () => {
   const doc = buildOpenApiDocument(input()) as Json;
 
@@ -91,7 +146,7 @@ describe('OpenAPI document', () => {
       assert.ok(o.responses[String(op.successStatus)], `${op.operationId} ${op.successStatus}`);
       if (op.successStatus === 204) assert.equal(o.responses['204'].content, undefined);
     }
-    for (const id of ['Identity.Register', 'Identity.Login', 'Identity.Refresh', 'Identity.RefreshAlias', 'Identity.Me', 'Identity.Sessions.List', 'Identity.Sessions.Revoke', 'Events.List', 'Events.Read']) {
+    for (const id of ['Identity.Register', 'Identity.Login', 'Identity.Refresh', 'Identity.RefreshAlias', 'Identity.Me', 'Identity.Sessions.List', 'Identity.Sessions.Revoke', 'Events.List', 'Events.Read', ...EVENTS_OUT.map((e) => e[2])]) {
       assert.equal(ids.filter((x) => x === id).length, 1, id);
     }
   });
@@ -190,6 +245,109 @@ describe('OpenAPI document', () => {
     assert.ok(c.components.schemas.Page_2.properties.order);
     assert.equal(c.components.schemas.OrderList.description, 'OrderList row (read model).');
     assert.deepEqual(c.components.schemas.OrderStatus_2.enum, ['a', 'b']);
+  });
+
+  it('describes the webhook, realtime and audit routes', () => {
+    for (const [method, path, id, status] of EVENTS_OUT) {
+      const op = doc.paths[path]?.[method];
+      assert.ok(op, `${method.toUpperCase()} ${path}`);
+      assert.equal(op.operationId, id);
+      assert.ok(op.responses[status], `${id} ${status}`);
+      assert.ok(op.responses.default, `${id} default`);
+      const success = op.responses[status];
+      if (status === '204' || status === '101') assert.equal(success.content, undefined, id);
+      else assert.ok(success.content['application/json'] ?? success.content['text/event-stream'], id);
+      // Request and response bodies are named component schemas.
+      const body = op.requestBody?.content['application/json'].schema;
+      if (body !== undefined) assert.match(body.$ref, /^#\/components\/schemas\/\w+$/, id);
+      const json = success.content?.['application/json']?.schema;
+      if (json !== undefined) assert.match(json.$ref, /^#\/components\/schemas\/\w+$/, id);
+    }
+    const tags = doc.tags.map((t: Json) => t.name);
+    for (const t of ['Webhooks', 'Realtime', 'Audit']) assert.ok(tags.includes(t), t);
+    for (const n of ['WebhookEndpoint', 'WebhookEndpointInput', 'WebhookEndpointPatch', 'WebhookDelivery', 'WebhookReceiver', 'ReplayAccepted', 'RealtimeToken', 'RealtimeChange', 'AuditRecord', 'InboundReceipt', 'RevealedSecret']) {
+      assert.ok(doc.components.schemas[n], n);
+    }
+    const s = doc.components.schemas;
+    assert.equal(findOperation(doc, 'Webhooks.Endpoints.Create').requestBody.content['application/json'].schema.$ref, '#/components/schemas/WebhookEndpointInput');
+    assert.equal(findOperation(doc, 'Webhooks.Endpoints.Patch').requestBody.content['application/json'].schema.$ref, '#/components/schemas/WebhookEndpointPatch');
+    assert.equal(findOperation(doc, 'Events.Replay').requestBody.content['application/json'].schema.$ref, '#/components/schemas/EventReplayInput');
+    assert.deepEqual(s.WebhookDelivery.properties.state.enum, ['Pending', 'Claimed', 'Succeeded', 'RetryScheduled', 'DeadLettered']);
+    assert.ok(findOperation(doc, 'Webhooks.Deliveries.Replay').responses['409'], 'replay of an in-flight delivery');
+
+    // SSE routes: text/event-stream with the event name and the schema of `data:`.
+    for (const [id, event, data] of [['Realtime.Sse', 'service.event', 'RealtimeChange'], ['Audit.Tail', 'service.audit', 'AuditRecord'], ['Events.Tail', 'service.event', 'Event']]) {
+      const media = findOperation(doc, id!).responses['200'].content['text/event-stream'];
+      assert.ok(media, id);
+      assert.equal(media['x-sse-event'], event);
+      assert.equal(media['x-sse-data'].$ref, `#/components/schemas/${data}`);
+    }
+    const sse = findOperation(doc, 'Realtime.Sse');
+    assert.ok(sse.parameters.map((p: Json) => deref(doc, p)).some((p: Json) => p.name === 'entity' && p.in === 'query' && p.required === true));
+    assert.ok(sse.responses['429']);
+    assert.ok(findOperation(doc, 'Audit.Tail').parameters.map((p: Json) => deref(doc, p)).some((p: Json) => p.name === 'Last-Event-ID' && p.in === 'header'));
+
+    // The WebSocket: 101 pointing at docs/realtime.md, JSON errors before the upgrade.
+    const ws = findOperation(doc, 'Realtime.Connect');
+    assert.deepEqual(ws.tags, ['Realtime']);
+    assert.match(ws.responses['101'].description, /WebSocket/);
+    assert.match(ws.responses['101'].description, /docs\/realtime\.md/);
+    for (const e of ['401', '403', '404', '429']) {
+      assert.equal(deref(doc, ws.responses[e]).content['application/json'].schema.$ref, '#/components/schemas/ErrorEnvelope', e);
+    }
+
+    // Who may call: management is admin-only; inbound delivery is public (signature instead); reveal needs no scope headers.
+    assert.deepEqual(findOperation(doc, 'Webhooks.Endpoints.List').security, [{ adminToken: [], tenantHeader: [], projectHeader: [] }]);
+    assert.deepEqual(findOperation(doc, 'Webhooks.Inbound.Receive').security, []);
+    const inbound = findOperation(doc, 'Webhooks.Inbound.Receive').parameters.map((p: Json) => deref(doc, p));
+    assert.ok(inbound.some((p: Json) => p.name === 'Service-Signature' && p.in === 'header' && p.required === true));
+    assert.ok(!inbound.some((p: Json) => p.name === 'X-Service-Tenant'));
+    const reveal = findOperation(doc, 'CredentialReveal.Reveal');
+    assert.deepEqual(reveal.security, [{ adminToken: [] }]);
+    assert.ok(reveal.responses['200'].headers['Cache-Control']);
+    assert.equal(findOperation(doc, 'Realtime.Token').security, undefined, 'user or admin: the global security');
+  });
+
+  it('covers every webhook, realtime and audit route of the router with the same operation id', () => {
+    const covered = /^(webhooks\/|realtime\/|audit|events\/:id\/replay|CredentialReveal\/)/;
+    const routes = STATIC_ROUTES.filter((r) => covered.test(r.path));
+    assert.ok(routes.length >= 24);
+    for (const r of routes) {
+      const path = `/${r.path.replace(/:(\w+)/g, '{$1}')}`;
+      const op = doc.paths[path]?.[r.method.toLowerCase()];
+      assert.ok(op, `${r.method} ${path} is documented`);
+      // The alias shares its spec with /webhooks/inbound/…; operation ids are unique in the document.
+      assert.equal(op.operationId, path === '/webhooks/{publicReceiverKey}' ? `${r.spec.id}Alias` : r.spec.id, `${r.method} ${path}`);
+      assert.equal(op.security?.length === 0, r.spec.authn === 'public', `${r.method} ${path} security`);
+    }
+    // The WebSocket route is registered by the realtime adapter, not the route table.
+    assert.equal(doc.paths['/realtime'].get.operationId, REALTIME_SPECS.connect.id);
+  });
+
+  it('never puts a secret in a webhook response schema (except the one-time reveal)', () => {
+    const ops: Array<[string, Json]> = [];
+    for (const [path, item] of Object.entries(doc.paths as Json)) {
+      if (!/^\/(webhooks\/|events\/\{id\}\/replay|CredentialReveal\/)/.test(path)) continue;
+      for (const m of HTTP_METHODS) if (item[m] !== undefined) ops.push([path, item[m]]);
+    }
+    assert.ok(ops.length >= 20);
+    let endpointRefs = 0;
+    for (const [path, op] of ops) {
+      const names = responsePropertyNames(doc, op);
+      const secretish = names.filter((n) => /secret/i.test(n));
+      if (path.startsWith('/CredentialReveal/')) {
+        assert.deepEqual(secretish, ['secret'], 'the reveal route is the one-time exception');
+        continue;
+      }
+      assert.deepEqual(secretish.filter((n) => n !== 'signingSecretRef'), [], `${op.operationId} exposes ${secretish.join(', ')}`);
+      if (path.startsWith('/webhooks/endpoints') && op.responses['204'] === undefined && !path.endsWith('/deliveries')) {
+        assert.ok(names.includes('signingSecretRef'), `${op.operationId} shows signingSecretRef`);
+        endpointRefs++;
+      }
+    }
+    assert.equal(endpointRefs, 6, 'list, create, read, replace, patch, rotate-secret');
+    // The walker does see secrets: a request body holds `signingSecret` (write-only).
+    assert.ok(propertyNames(doc, findOperation(doc, 'Webhooks.Endpoints.Create').requestBody.content['application/json'].schema).includes('signingSecret'));
   });
 
   it('validation catches a broken document', async () => {

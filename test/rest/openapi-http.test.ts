@@ -23,6 +23,33 @@ async function assertValidOpenApi(doc: Json): Promise<void> {
   assert.ok(result.valid, result.valid ? '' : compileErrors(result));
 }
 
+function deref(doc: Json, node: Json): Json {
+  if (typeof node.$ref !== 'string') return node;
+  let cur: any = doc;
+  for (const part of (node.$ref as string).replace(/^#\//, '').split('/')) cur = cur?.[part];
+  assert.ok(cur, `unresolved ${node.$ref}`);
+  return deref(doc, cur);
+}
+
+/** Required and known property names of an object schema (allOf merged). */
+function shape(doc: Json, node: Json): { required: string[]; known: string[] } {
+  const n = deref(doc, node);
+  const out = { required: [...(n.required ?? [])] as string[], known: Object.keys(n.properties ?? {}) };
+  for (const part of (n.allOf ?? []) as Json[]) {
+    const s = shape(doc, part);
+    out.required.push(...s.required);
+    out.known.push(...s.known);
+  }
+  return out;
+}
+
+/** Asserts that an answer's `data` (an object) has the fields the named envelope schema documents, and no others. */
+function assertDataMatches(doc: Json, envelope: string, data: Json, what: string): void {
+  const s = shape(doc, deref(doc, { $ref: `#/components/schemas/${envelope}` }).properties.data);
+  for (const k of s.required) assert.ok(k in data, `${what}: documented field ${k} missing`);
+  for (const k of Object.keys(data)) assert.ok(s.known.includes(k), `${what}: field ${k} not documented`);
+}
+
 function operationIds(doc: Json): string[] {
   const out: string[] = [];
   for (const item of Object.values(doc.paths as Json)) for (const m of HTTP_METHODS) if (item[m] !== undefined) out.push(item[m].operationId);
@@ -64,7 +91,7 @@ forEachBackend('openapi over HTTP', (backend: Backend) => {
   }
 
   before(async () => {
-    server = await startServer({ backend });
+    server = await startServer({ backend, env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' } });
     p = await bootstrapProject(server.url, server.adminToken, `o${randomUUID().slice(0, 8)}`);
     client = p.client;
     await defineEntity(client, CUSTOMER);
@@ -146,6 +173,63 @@ forEachBackend('openapi over HTTP', (backend: Backend) => {
     await assertValidOpenApi(doc);
     assert.deepEqual(doc.servers, [{ url: '/v1' }]);
     assert.deepEqual({ ...doc, servers: api.servers }, api);
+  });
+
+  it('describes the webhook, realtime and audit routes as they answer', async () => {
+    const { doc } = await openApi();
+    const expected: Array<[string, string]> = [
+      ['get', '/webhooks/endpoints'], ['post', '/webhooks/endpoints'], ['get', '/webhooks/endpoints/{id}'], ['put', '/webhooks/endpoints/{id}'],
+      ['patch', '/webhooks/endpoints/{id}'], ['delete', '/webhooks/endpoints/{id}'], ['post', '/webhooks/endpoints/{id}/rotate-secret'],
+      ['get', '/webhooks/endpoints/{endpointId}/deliveries'], ['get', '/webhooks/deliveries'], ['post', '/webhooks/deliveries/{deliveryId}/replay'],
+      ['post', '/events/{id}/replay'], ['post', '/CredentialReveal/{revealTokenId}/reveal'],
+      ['get', '/webhooks/receivers'], ['post', '/webhooks/receivers'], ['get', '/webhooks/receivers/{id}'], ['put', '/webhooks/receivers/{id}'],
+      ['delete', '/webhooks/receivers/{id}'], ['get', '/webhooks/diagnostics'], ['post', '/webhooks/inbound/{publicReceiverKey}'], ['post', '/webhooks/{publicReceiverKey}'],
+      ['get', '/realtime'], ['get', '/realtime/sse'], ['post', '/realtime/token'], ['get', '/audit'], ['get', '/audit/tail'],
+    ];
+    for (const [method, path] of expected) assert.ok(doc.paths[path]?.[method], `${method.toUpperCase()} ${path}`);
+    assert.ok(doc.paths['/realtime'].get.responses['101']);
+    assert.ok(doc.paths['/realtime/sse'].get.responses['200'].content['text/event-stream']);
+    assert.ok(doc.paths['/audit/tail'].get.responses['200'].content['text/event-stream']);
+
+    // The live answers have the documented fields, and endpoint/receiver records no secret.
+    const created = await client.post('/api/webhooks/endpoints', { url: 'http://127.0.0.1:9/hook', eventTypeFilter: 'entity.Order.*' });
+    expectStatus(created, 201);
+    assertDataMatches(doc, 'WebhookEndpointWithRevealSingle', created.body.data, 'create endpoint');
+    assert.deepEqual(Object.keys(created.body.data).filter((k) => /secret/i.test(k)), ['signingSecretRef']);
+    const read = await client.get(`/api/webhooks/endpoints/${created.body.data.id}`);
+    expectStatus(read, 200);
+    assertDataMatches(doc, 'WebhookEndpointSingle', read.body.data, 'read endpoint');
+    const reveal = await client.with({ tenant: undefined, project: undefined }).post(`/api/CredentialReveal/${created.body.data.revealTokenId}/reveal`);
+    expectStatus(reveal, 200);
+    assertDataMatches(doc, 'RevealedSecret', reveal.body.data, 'reveal');
+    expectStatus(await client.post(`/api/CredentialReveal/${created.body.data.revealTokenId}/reveal`), 404);
+    const deliveries = await client.get(`/api/webhooks/endpoints/${created.body.data.id}/deliveries?pageSize=5`);
+    expectStatus(deliveries, 200);
+    assert.ok(Array.isArray(deliveries.body.data) && deliveries.body.page !== undefined);
+
+    const receiver = await client.post('/api/webhooks/receivers', { name: 'billing' });
+    expectStatus(receiver, 201);
+    assertDataMatches(doc, 'WebhookReceiverWithRevealSingle', receiver.body.data, 'create receiver');
+    assert.deepEqual(Object.keys(receiver.body.data).filter((k) => /secret/i.test(k)), ['signingSecretRef']);
+    const diagnostics = await client.get('/api/webhooks/diagnostics');
+    expectStatus(diagnostics, 200);
+    assertDataMatches(doc, 'WebhookDiagnostics', diagnostics.body.data, 'diagnostics');
+
+    const token = await client.post('/api/realtime/token');
+    expectStatus(token, 201);
+    assertDataMatches(doc, 'RealtimeToken', token.body.data, 'realtime token');
+
+    // Audit rows are written by a buffered writer (~50 ms): wait for the first ones.
+    let audit = await client.get('/api/audit?pageSize=5');
+    for (let i = 0; i < 100 && audit.status === 200 && audit.body.data.length === 0; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      audit = await client.get('/api/audit?pageSize=5');
+    }
+    expectStatus(audit, 200);
+    assert.ok(audit.body.data.length > 0);
+    const row = shape(doc, { $ref: '#/components/schemas/AuditRecord' });
+    for (const r of audit.body.data as Json[]) assert.deepEqual(Object.keys(r).sort(), [...row.known].sort());
+    assert.deepEqual([...row.required].sort(), [...row.known].sort());
   });
 
   it('needs a credential and the scope headers', async () => {

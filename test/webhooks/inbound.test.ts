@@ -167,6 +167,66 @@ forEachBackend('inbound webhooks', (backend: Backend) => {
     assert.ok((diag.body.data.lastErrors as Json[]).some((e) => e.reasonCode === 'Webhook.SignatureInvalid'));
   });
 
+  it('keeps receiver secrets only in the platform secret store, encrypted, and drops the old one on rotation', async () => {
+    const db = server.node.services.db;
+    const row = (await db.query<{ secret_id: string | null; sealed_secret: string | null; signing_secret_ref: string; project_id: string }>(
+      `SELECT secret_id, sealed_secret, signing_secret_ref, project_id FROM plinth.webhook_receivers WHERE id = $1`, [receiver.id],
+    )).rows[0]!;
+    assert.equal(row.sealed_secret, null);
+    assert.equal(typeof row.secret_id, 'string');
+    assert.equal(row.signing_secret_ref, row.secret_id);
+    assert.equal(receiver.signingSecretRef, row.secret_id);
+    const stored = (await db.query<{ project_id: string }>(`SELECT project_id FROM plinth.secrets WHERE id = $1`, [row.secret_id])).rows;
+    assert.deepEqual(stored.map((x) => x.project_id), [row.project_id]);
+    const rotating = await client.post('/api/webhooks/receivers', { name: 'rotating', signingSecret: `${SECRET}-old` });
+    replies.push(rotating);
+    expectStatus(rotating, 201);
+    const rotated = await client.put(`/api/webhooks/receivers/${rotating.body.data.id as string}`, { signingSecret: `${SECRET}-new` });
+    replies.push(rotated);
+    expectStatus(rotated, 200);
+    assert.notEqual(rotated.body.data.signingSecretRef, rotating.body.data.signingSecretRef);
+    assert.equal((await db.query(`SELECT 1 FROM plinth.secrets WHERE id = $1`, [rotating.body.data.signingSecretRef])).rows.length, 0);
+    const payload = JSON.stringify({ type: 'ping', id: 'rot-1', data: {} });
+    const path = `/api/webhooks/inbound/${rotating.body.data.publicReceiverKey as string}`;
+    expectError(await deliver(path, payload, sign(payload, `${SECRET}-old`)), 401, 'UNAUTHORIZED', 'Webhook.SignatureInvalid');
+    expectStatus(await deliver(path, payload, sign(payload, `${SECRET}-new`)), 202);
+    const everything = JSON.stringify([
+      (await db.query(`SELECT * FROM plinth.webhook_receivers`)).rows,
+      (await db.query(`SELECT * FROM plinth.secrets`)).rows,
+    ]);
+    assert.ok(!everything.includes(SECRET), 'a receiver secret is stored in clear');
+    expectStatus(await client.delete(`/api/webhooks/receivers/${rotating.body.data.id as string}`), 204);
+    assert.equal((await db.query(`SELECT 1 FROM plinth.secrets WHERE id = $1`, [rotated.body.data.signingSecretRef])).rows.length, 0);
+  });
+
+  it('refuses deliveries to a receiver left in the retired receiver-sealed format until a new secret is set', async () => {
+    const db = server.node.services.db;
+    const id = randomUUID();
+    const key = `whr_${randomUUID().replace(/-/g, '')}`;
+    const scope = (await db.query<{ tenant_id: string; project_id: string }>(`SELECT tenant_id, project_id FROM plinth.webhook_receivers WHERE id = $1`, [receiver.id])).rows[0]!;
+    await db.query(
+      `INSERT INTO plinth.webhook_receivers (id, tenant_id, project_id, name, public_key, secret_id, sealed_secret, signing_secret_ref)
+       VALUES ($1, $2, $3, 'legacy', $4, NULL, 'v1.AAAA.AAAA.AAAA', $5)`,
+      [id, scope.tenant_id, scope.project_id, key, `secret:webhook-receiver/${id}/000000000000`],
+    );
+    const path = `/api/webhooks/inbound/${key}`;
+    const payload = JSON.stringify({ type: 'ping', id: 'legacy-1', data: {} });
+    expectError(await deliver(path, payload, sign(payload)), 409, 'CONFLICT', 'Webhook.ReceiverSecretOutdated');
+    const renamed = await client.put(`/api/webhooks/receivers/${id}`, { name: 'legacy-renamed' });
+    replies.push(renamed);
+    expectStatus(renamed, 200);
+    expectError(await deliver(path, payload, sign(payload)), 409, 'CONFLICT', 'Webhook.ReceiverSecretOutdated');
+    const repaired = await client.put(`/api/webhooks/receivers/${id}`, { signingSecret: `${SECRET}-legacy` });
+    replies.push(repaired);
+    expectStatus(repaired, 200);
+    const row = (await db.query<{ secret_id: string | null; sealed_secret: string | null }>(`SELECT secret_id, sealed_secret FROM plinth.webhook_receivers WHERE id = $1`, [id])).rows[0]!;
+    assert.equal(row.sealed_secret, null);
+    assert.equal(row.secret_id, repaired.body.data.signingSecretRef);
+    expectError(await deliver(path, payload, sign(payload)), 401, 'UNAUTHORIZED', 'Webhook.SignatureInvalid');
+    expectStatus(await deliver(path, payload, sign(payload, `${SECRET}-legacy`)), 202);
+    expectStatus(await client.delete(`/api/webhooks/receivers/${id}`), 204);
+  });
+
   it('never returns a signing secret in any response', () => {
     assert.ok(replies.length > 10);
     for (const r of replies) {

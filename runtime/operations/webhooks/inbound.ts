@@ -30,8 +30,12 @@ function depthExceeds(text: string, max: number): boolean {
   return false;
 }
 
-/** The platform secret store (runs with outbound webhooks); null: receivers seal their own secrets and cannot generate one. */
-const secretsOf = (ctx: OperationContext): SecretStore | null => ctx.services.webhooks?.secrets ?? null;
+/** The platform secret store (Services.webhooks.secrets): receivers keep their secrets nowhere else, so without it the routes answer 503. */
+function secretsOf(ctx: OperationContext): SecretStore {
+  const secrets = ctx.services.webhooks?.secrets;
+  if (secrets === undefined) throw new ServiceError('UNAVAILABLE', 'Webhook.Unavailable', 'the platform secret store is not running on this node');
+  return secrets;
+}
 
 const adminOp = (id: string, execute: OperationSpec['execute']): OperationSpec => ({ id, authn: 'admin', scope: 'project', grants: noGrants, execute });
 
@@ -106,11 +110,9 @@ export const INBOUND_WEBHOOK_SPECS = {
   create: adminOp('Webhooks.Receivers.Create', async (ctx) => {
     const b = readBody<{ name: string; signingSecret?: string }>(ctx.inv.body, { name: 'string', signingSecret: 'string?' }, 'Webhook');
     if (b.name.trim() === '') throw validationFailed('Webhook.InvalidName', 'name must not be empty', 'name');
-    const secrets = secretsOf(ctx);
-    // A generated secret is handed out once through POST /api/CredentialReveal/{revealTokenId}/reveal, which needs the platform secret store.
-    if (b.signingSecret === undefined && secrets === null) throw validationFailed('Webhook.SigningSecretRequired', 'signingSecret is required on this node (no platform secret store)', 'signingSecret');
+    // A generated secret is handed out once through POST /api/CredentialReveal/{revealTokenId}/reveal.
     const generated = b.signingSecret === undefined;
-    const { row, revealTokenId } = await createReceiver(ctx.services.db, secrets, ctx.scope!.tenant.id, ctx.scope!.project.id, b.name, generated ? generateSecret() : checkSecret(b.signingSecret!), generated);
+    const { row, revealTokenId } = await createReceiver(ctx.services.db, secretsOf(ctx), ctx.scope!.tenant.id, ctx.scope!.project.id, b.name, generated ? generateSecret() : checkSecret(b.signingSecret!), generated);
     return single(ctx, revealTokenId === null ? toRecord(row) : { ...toRecord(row), revealTokenId }, 201);
   }),
   read: adminOp('Webhooks.Receivers.Read', async (ctx) => single(ctx, toRecord(await requireReceiver(ctx)))),

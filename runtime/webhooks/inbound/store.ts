@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { PLATFORM_SCHEMA, type SqlClient, type SqlExecutor } from '../../../storage/index.js';
+import { ServiceError } from '../../errors/service-error.js';
 import type { SecretStore } from '../../secrets/index.js';
-import { openSecret, sealSecret } from './secret-box.js';
 
 const S = PLATFORM_SCHEMA;
 
@@ -18,47 +18,41 @@ export interface ReceiverRecord {
 export interface ReceiverRow extends ReceiverRecord {
   tenantId: string;
   projectId: string;
-  /** The platform secret store's id (signingSecretRef is then this id). */
+  /**
+   * The platform secret store's id (`signingSecretRef` is this id). Null only
+   * on rows written by the retired receiver-sealed format (its `sealed_secret`
+   * column is never read): such a receiver refuses deliveries until a new
+   * signingSecret is set.
+   */
   secretId: string | null;
-  /** Fallback when no platform secret store runs: sealed here (secret-box.ts). */
-  sealedSecret: string | null;
 }
 
-const COLUMNS = `id, tenant_id AS "tenantId", project_id AS "projectId", name, public_key AS "publicReceiverKey", secret_id AS "secretId", sealed_secret AS "sealedSecret",
+const COLUMNS = `id, tenant_id AS "tenantId", project_id AS "projectId", name, public_key AS "publicReceiverKey", secret_id AS "secretId",
   signing_secret_ref AS "signingSecretRef", created_at AS "createdAt", updated_at AS "updatedAt"`;
 
 /** `whr_` + 24 random bytes (base64url, 32 chars): globally unique and unguessable. */
 export const newPublicReceiverKey = (): string => `whr_${randomBytes(24).toString('base64url')}`;
 export const PUBLIC_KEY_RE = /^whr_[A-Za-z0-9_-]{32}$/;
-const newSecretRef = (receiverId: string): string => `secret:webhook-receiver/${receiverId}/${randomBytes(6).toString('hex')}`;
 
 export const toRecord = (r: ReceiverRow): ReceiverRecord => ({
   id: r.id, name: r.name, publicReceiverKey: r.publicReceiverKey, signingSecretRef: r.signingSecretRef, createdAt: r.createdAt, updatedAt: r.updatedAt,
 });
 
-/** Where a receiver's secret goes: the platform secret store when it runs, else sealed on the row. */
-async function storeSecret(tx: SqlExecutor, secrets: SecretStore | null, projectId: string, receiverId: string, secret: string): Promise<{ secretId: string | null; sealed: string | null; ref: string }> {
-  if (secrets !== null) {
-    const secretId = await secrets.put(tx, projectId, secret);
-    return { secretId, sealed: null, ref: secretId };
-  }
-  return { secretId: null, sealed: await sealSecret(tx, projectId, receiverId, secret), ref: newSecretRef(receiverId) };
-}
-
 /**
- * Creates a receiver. `generated` secrets also get a one-time reveal token
- * (needs the platform secret store). All in one transaction.
+ * Creates a receiver; its secret goes only to the platform secret store (the
+ * row keeps the id). `generated` secrets also get a one-time reveal token.
+ * All in one transaction.
  */
-export async function createReceiver(db: SqlClient, secrets: SecretStore | null, tenantId: string, projectId: string, name: string, secret: string, generated: boolean): Promise<{ row: ReceiverRow; revealTokenId: string | null }> {
+export async function createReceiver(db: SqlClient, secrets: SecretStore, tenantId: string, projectId: string, name: string, secret: string, generated: boolean): Promise<{ row: ReceiverRow; revealTokenId: string | null }> {
   return db.transaction(async (tx) => {
     const id = randomUUID();
-    const s = await storeSecret(tx, secrets, projectId, id, secret);
+    const secretId = await secrets.put(tx, projectId, secret);
     const res = await tx.query<ReceiverRow>(
-      `INSERT INTO ${S}.webhook_receivers (id, tenant_id, project_id, name, public_key, secret_id, sealed_secret, signing_secret_ref)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING ${COLUMNS}`,
-      [id, tenantId, projectId, name, newPublicReceiverKey(), s.secretId, s.sealed, s.ref],
+      `INSERT INTO ${S}.webhook_receivers (id, tenant_id, project_id, name, public_key, secret_id, signing_secret_ref)
+       VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${COLUMNS}`,
+      [id, tenantId, projectId, name, newPublicReceiverKey(), secretId, secretId],
     );
-    const revealTokenId = generated && secrets !== null && s.secretId !== null ? await secrets.revealToken(tx, s.secretId) : null;
+    const revealTokenId = generated ? await secrets.revealToken(tx, secretId) : null;
     return { row: res.rows[0]!, revealTokenId };
   });
 }
@@ -75,16 +69,22 @@ export async function receiverByPublicKey(db: SqlExecutor, key: string): Promise
   return (await db.query<ReceiverRow>(`SELECT ${COLUMNS} FROM ${S}.webhook_receivers WHERE public_key = $1`, [key])).rows[0] ?? null;
 }
 
-export async function updateReceiver(db: SqlClient, secrets: SecretStore | null, row: ReceiverRow, patch: { name?: string; signingSecret?: string }): Promise<ReceiverRow | null> {
+/**
+ * Renames and/or replaces the secret. A new secret goes to the secret store,
+ * the old store entry is deleted, and any retired `sealed_secret` on the row
+ * is cleared (so setting a secret also repairs an old-format receiver).
+ */
+export async function updateReceiver(db: SqlClient, secrets: SecretStore, row: ReceiverRow, patch: { name?: string; signingSecret?: string }): Promise<ReceiverRow | null> {
   return db.transaction(async (tx) => {
-    let s = { secretId: row.secretId, sealed: row.sealedSecret, ref: row.signingSecretRef };
-    if (patch.signingSecret !== undefined) s = await storeSecret(tx, secrets, row.projectId, row.id, patch.signingSecret);
+    const secretId = patch.signingSecret === undefined ? null : await secrets.put(tx, row.projectId, patch.signingSecret);
     const res = await tx.query<ReceiverRow>(
-      `UPDATE ${S}.webhook_receivers SET name = $3, secret_id = $4, sealed_secret = $5, signing_secret_ref = $6, updated_at = now()
-       WHERE project_id = $1 AND id = $2::uuid RETURNING ${COLUMNS}`,
-      [row.projectId, row.id, patch.name ?? row.name, s.secretId, s.sealed, s.ref],
+      secretId === null
+        ? `UPDATE ${S}.webhook_receivers SET name = $3, updated_at = now() WHERE project_id = $1 AND id = $2::uuid RETURNING ${COLUMNS}`
+        : `UPDATE ${S}.webhook_receivers SET name = $3, secret_id = $4, sealed_secret = NULL, signing_secret_ref = $5, updated_at = now()
+           WHERE project_id = $1 AND id = $2::uuid RETURNING ${COLUMNS}`,
+      secretId === null ? [row.projectId, row.id, patch.name ?? row.name] : [row.projectId, row.id, patch.name ?? row.name, secretId, secretId],
     );
-    if (row.secretId !== null && s.secretId !== row.secretId) await tx.query(`DELETE FROM ${S}.secrets WHERE id = $1`, [row.secretId]);
+    if (secretId !== null && row.secretId !== null) await tx.query(`DELETE FROM ${S}.secrets WHERE id = $1`, [row.secretId]);
     return res.rows[0] ?? null;
   });
 }
@@ -97,10 +97,16 @@ export async function deleteReceiver(db: SqlClient, row: ReceiverRow): Promise<b
   });
 }
 
-/** The receiver's signing secret in clear (verification only; never returned). */
-export async function receiverSecret(db: SqlExecutor, secrets: SecretStore | null, r: ReceiverRow): Promise<string> {
-  if (r.sealedSecret !== null) return openSecret(db, r.projectId, r.id, r.sealedSecret);
-  if (secrets === null || r.secretId === null) throw new Error('receiver secret is in the platform secret store, which is not running');
+/**
+ * The receiver's signing secret in clear (verification only; never returned).
+ * A receiver without a secret-store id (the retired receiver-sealed format)
+ * gets a 409 telling the admin to set a new secret: it never verifies anything.
+ */
+export async function receiverSecret(db: SqlExecutor, secrets: SecretStore, r: ReceiverRow): Promise<string> {
+  if (r.secretId === null) {
+    throw new ServiceError('CONFLICT', 'Webhook.ReceiverSecretOutdated',
+      'this receiver\'s signing secret is stored in a retired format; set a new signingSecret with PUT /api/webhooks/receivers/{id}');
+  }
   const secret = await secrets.get(db, r.secretId);
   if (secret === null) throw new Error('receiver secret missing from the secret store');
   return secret;
