@@ -56,6 +56,11 @@ export class SecretStore {
     return row === undefined ? null : open(this.key, row.sealed, id);
   }
 
+  /** Opens a sealed value read by the caller's own query (`secrets.sealed` of row `id`), saving a round trip. */
+  unseal(id: string, sealed: string): string {
+    return open(this.key, sealed, id);
+  }
+
   /** A one-time reveal token for a platform-generated secret. */
   async revealToken(tx: SqlExecutor, secretId: string): Promise<string> {
     const id = randomUUID();

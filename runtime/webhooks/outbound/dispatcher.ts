@@ -15,7 +15,7 @@ export interface DispatcherOptions {
   allowPrivateTargets: boolean;
   /** Timer period. Default 200 ms. */
   intervalMs?: number;
-  /** Deliveries claimed per round, sent concurrently. Default 16. */
+  /** Deliveries claimed per round, sent concurrently. Default 64. */
   batchSize?: number;
   /** Claim lease: an attempt not finished by then becomes claimable again. Default 30 s (> the send timeout). */
   leaseMs?: number;
@@ -57,8 +57,11 @@ interface EndpointRow { id: string; project_id: string; event_type_filter: strin
 interface EventRow extends EventEnvelope { seq: string }
 interface ClaimRow {
   id: string; event_id: string; payload: unknown; attempts: unknown[]; attempt_limit: number; claim_token: string;
-  url: string; secret_id: string; base_delay_ms: number;
+  url: string; secret_id: string; sealed_secret: string | null; base_delay_ms: number;
 }
+
+/** What one attempt did, written back for the whole round in one statement. */
+interface AttemptOutcome { id: string; claim_token: string; state: string; attempt: Record<string, unknown>; delay: number }
 
 /**
  * Routes committed events to delivery rows and sends due deliveries. Runs on
@@ -76,7 +79,7 @@ export class WebhookDispatcher implements OutboundWebhooks {
   private running: Promise<void> | null = null;
   private again = false;
   private stopped = false;
-  private readonly inFlight = new Set<Promise<void>>();
+  private readonly inFlight = new Set<Promise<unknown>>();
   private readonly intervalMs: number;
   private readonly batchSize: number;
   private readonly leaseMs: number;
@@ -86,7 +89,7 @@ export class WebhookDispatcher implements OutboundWebhooks {
 
   constructor(private readonly db: SqlClient, readonly secrets: SecretStore, private readonly log: Logger, private readonly opts: DispatcherOptions) {
     this.intervalMs = opts.intervalMs ?? 200;
-    this.batchSize = opts.batchSize ?? 16;
+    this.batchSize = opts.batchSize ?? 64;
     this.leaseMs = opts.leaseMs ?? 30_000;
     this.timeoutMs = opts.timeoutMs ?? 10_000;
     this.allowPrivateTargets = opts.allowPrivateTargets;
@@ -192,19 +195,31 @@ export class WebhookDispatcher implements OutboundWebhooks {
          UPDATE ${S}.webhook_deliveries d SET state = 'Claimed', claimed_until = now() + ($1::int * interval '1 millisecond'), claim_token = gen_random_uuid(), updated_at = now()
          FROM due WHERE d.id = due.id
          RETURNING d.id, d.endpoint_id, d.event_id, d.payload, d.attempts, d.attempt_limit, d.claim_token)
-       SELECT c.*, ep.url, ep.secret_id, ep.base_delay_ms FROM claimed c JOIN ${S}.webhook_endpoints ep ON ep.id = c.endpoint_id`, [this.leaseMs],
+       SELECT c.*, ep.url, ep.secret_id, sec.sealed AS sealed_secret, ep.base_delay_ms
+       FROM claimed c JOIN ${S}.webhook_endpoints ep ON ep.id = c.endpoint_id LEFT JOIN ${S}.secrets sec ON sec.id = ep.secret_id`, [this.leaseMs],
     )).rows;
-    const sends = claimed.map((row) => {
-      const p = this.send(row).catch((err: unknown) => this.log.warn('webhook send failed', { deliveryId: row.id, error: err instanceof Error ? err.message : String(err) }));
-      this.inFlight.add(p);
-      void p.finally(() => this.inFlight.delete(p));
-      return p;
-    });
-    await Promise.all(sends);
+    if (claimed.length === 0) return 0;
+    const round = Promise.all(claimed.map((row) => this.send(row)));
+    this.inFlight.add(round);
+    try {
+      const outcomes = await round;
+      // One statement records the round; each row only while this claim still holds it.
+      await this.db.query(
+        `UPDATE ${S}.webhook_deliveries d SET state = x.state, attempts = d.attempts || jsonb_build_array(x.attempt),
+           next_attempt_at = now() + (x.delay * interval '1 millisecond'), claimed_until = NULL, claim_token = NULL, updated_at = now()
+         FROM jsonb_to_recordset($1::jsonb) AS x(id uuid, claim_token uuid, state text, attempt jsonb, delay int)
+         WHERE d.id = x.id AND d.claim_token = x.claim_token`,
+        [JSON.stringify(outcomes)],
+      );
+      for (const o of outcomes) if (o.state === 'RetryScheduled' && o.delay < this.intervalMs) setTimeout(() => this.kick(), o.delay).unref();
+    } finally {
+      this.inFlight.delete(round);
+    }
     return claimed.length;
   }
 
-  private async send(row: ClaimRow): Promise<void> {
+  /** Sends one attempt; never throws (a failure is the attempt's outcome). */
+  private async send(row: ClaimRow): Promise<AttemptOutcome> {
     const started = Date.now();
     const at = new Date(started).toISOString();
     let status: number | null = null;
@@ -212,8 +227,8 @@ export class WebhookDispatcher implements OutboundWebhooks {
     try {
       const url = new URL(row.url);
       await checkTarget(url, this.allowPrivateTargets);
-      const secret = await this.secrets.get(this.db, row.secret_id);
-      if (secret === null) throw new Error('signing secret missing');
+      if (row.sealed_secret === null) throw new Error('signing secret missing');
+      const secret = this.secrets.unseal(row.secret_id, row.sealed_secret);
       const raw = JSON.stringify(row.payload);
       const res = await fetch(url, {
         method: 'POST',
@@ -243,13 +258,7 @@ export class WebhookDispatcher implements OutboundWebhooks {
     this.stats.sent++;
     if (state === 'Succeeded') this.stats.succeeded++;
     else this.stats.failed++;
-    await this.db.query(
-      `UPDATE ${S}.webhook_deliveries SET state = $1, attempts = attempts || $2::jsonb, next_attempt_at = now() + ($3::int * interval '1 millisecond'),
-         claimed_until = NULL, claim_token = NULL, updated_at = now()
-       WHERE id = $4 AND claim_token = $5`,
-      [state, JSON.stringify([attempt]), delay, row.id, row.claim_token],
-    );
-    if (state === 'RetryScheduled' && delay < this.intervalMs) setTimeout(() => this.kick(), delay).unref();
+    return { id: row.id, claim_token: row.claim_token, state, attempt, delay };
   }
 
   /** Stops claiming and waits (bounded) for the sends in flight. */
