@@ -1,28 +1,9 @@
 import { ServiceError } from '../../runtime/errors/service-error.js';
-
-/** Deepest JSON nesting we parse; deeper documents are refused before JSON.parse. */
-export const MAX_JSON_DEPTH = 64;
+import { jsonDepthExceeds, MAX_JSON_DEPTH } from '../../runtime/json-depth.js';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 const invalid = (reason: string, message: string): ServiceError => new ServiceError('VALIDATION_FAILED', `Request.${reason}`, message);
-
-/** Linear scan for bracket depth outside strings: bounds the work JSON.parse and later recursion can do. */
-export function jsonDepthExceeds(text: string, max: number): boolean {
-  let depth = 0;
-  let inString = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === 92) i++; // backslash: skip the escaped char
-      else if (c === 34) inString = false;
-    } else if (c === 34) inString = true;
-    else if (c === 123 || c === 91) {
-      if (++depth > max) return true;
-    } else if (c === 125 || c === 93) depth--;
-  }
-  return false;
-}
 
 /** `application/json` or any `+json` type, parameters allowed. */
 export function isJsonContentType(value: string): boolean {

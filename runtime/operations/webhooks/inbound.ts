@@ -7,28 +7,11 @@ import { noContent, single } from '../envelopes.js';
 import { noGrants, type OperationContext, type OperationSpec } from '../types.js';
 import { generateSecret, type SecretStore } from '../../secrets/index.js';
 import { readBody } from '../control/body.js';
+import { jsonDepthExceeds, MAX_JSON_DEPTH } from '../../json-depth.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const TYPE_RE = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,199}$/;
 const utf8 = new TextDecoder('utf-8', { fatal: true });
-const MAX_JSON_DEPTH = 64;
-
-/** Bracket depth outside strings, so a hostile payload cannot blow the stack later (stringify, jsonb). */
-function depthExceeds(text: string, max: number): boolean {
-  let depth = 0;
-  let inString = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === 92) i++;
-      else if (c === 34) inString = false;
-    } else if (c === 34) inString = true;
-    else if (c === 123 || c === 91) {
-      if (++depth > max) return true;
-    } else if (c === 125 || c === 93) depth--;
-  }
-  return false;
-}
 
 /** The platform secret store (Services.webhooks.secrets): receivers keep their secrets nowhere else, so without it the routes answer 503. */
 function secretsOf(ctx: OperationContext): SecretStore {
@@ -58,7 +41,7 @@ function parseMessage(raw: Buffer): { type: string; externalId: string; data: un
   let value: unknown;
   try {
     const text = utf8.decode(raw);
-    if (depthExceeds(text, MAX_JSON_DEPTH)) throw new Error('too deep');
+    if (jsonDepthExceeds(text, MAX_JSON_DEPTH)) throw new Error('too deep');
     value = JSON.parse(text);
   } catch {
     throw validationFailed('Webhook.MalformedPayload', 'the body is not valid JSON');
