@@ -22,6 +22,8 @@ export interface StartOptions {
   unsetEnv?: string[];
   startTimeoutMs: number;
   verbose: boolean;
+  /** Flags for node itself, before the script (e.g. `--cpu-prof`). */
+  nodeArgs?: string[];
 }
 
 const live = new Set<ChildProcess>();
@@ -97,7 +99,7 @@ export async function startNodeServer(opts: StartOptions): Promise<ChildServer> 
   const url = `http://${opts.host}:${port}`;
   const env: NodeJS.ProcessEnv = { ...process.env };
   for (const k of opts.unsetEnv ?? []) delete env[k];
-  const child = spawn(process.execPath, [opts.script], {
+  const child = spawn(process.execPath, [...(opts.nodeArgs ?? []), opts.script], {
     cwd: opts.cwd,
     env: { ...env, ...opts.env, PORT: String(port), HOST: opts.host },
     stdio: ['ignore', 'pipe', 'pipe'],

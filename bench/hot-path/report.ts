@@ -1,0 +1,60 @@
+export type WorkloadName = 'W1' | 'W2' | 'W3';
+export type TargetName = 'bare' | 'bare-prepared' | 'plinth-user' | 'plinth-admin';
+
+export interface Measured {
+  round: number;
+  target: TargetName;
+  workload: WorkloadName;
+  reqPerSec: number;
+  p50Ms: number;
+  p99Ms: number;
+  errors: number;
+  requests: number;
+}
+
+export const WORKLOAD_LABELS: Record<WorkloadName, string> = {
+  W1: 'W1 point read by id',
+  W2: 'W2 list of 20, filtered (status) + sorted (-createdAt)',
+  W3: 'W3 create (Plinth: + outbox row, same transaction)',
+};
+
+/** Issue 9's targets, granted user vs the bare baseline with plain statements. */
+export const TARGETS: Record<WorkloadName, number> = { W1: 1.0, W2: 1.0, W3: 0.75 };
+
+export function median(xs: number[]): number {
+  if (xs.length === 0) return NaN;
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 === 1 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+}
+
+export interface Median { reqPerSec: number; p99Ms: number; runs: number }
+
+export function formatReport(measured: Measured[], peakRss: Record<string, number>, settings: Record<string, unknown>): { text: string; medians: Record<string, Median> } {
+  const medians: Record<string, Median> = {};
+  const of = (t: TargetName, w: WorkloadName): Median | undefined => {
+    const xs = measured.filter((m) => m.target === t && m.workload === w);
+    if (xs.length === 0) return undefined;
+    const r: Median = { reqPerSec: median(xs.map((x) => x.reqPerSec)), p99Ms: median(xs.map((x) => x.p99Ms)), runs: xs.length };
+    medians[`${t}/${w}`] = r;
+    return r;
+  };
+  const fmt = (m: Median | undefined): string => (m === undefined ? '–' : `${m.reqPerSec.toFixed(0)} (p99 ${m.p99Ms.toFixed(1)} ms)`);
+  const lines = [
+    '',
+    `| workload | bare node:http + pg | bare, prepared | Plinth, granted user | ratio (target) | Plinth, admin |`,
+    `|---|---:|---:|---:|---:|---:|`,
+  ];
+  for (const w of ['W1', 'W2', 'W3'] as const) {
+    const bare = of('bare', w);
+    const prep = of('bare-prepared', w);
+    const user = of('plinth-user', w);
+    const admin = of('plinth-admin', w);
+    const ratio = bare !== undefined && user !== undefined ? user.reqPerSec / bare.reqPerSec : NaN;
+    const adminRatio = bare !== undefined && admin !== undefined ? ` (${(admin.reqPerSec / bare.reqPerSec).toFixed(2)}×)` : '';
+    lines.push(`| ${WORKLOAD_LABELS[w]} | ${fmt(bare)} | ${fmt(prep)} | ${fmt(user)} | **${ratio.toFixed(2)}×** (≥ ${TARGETS[w].toFixed(2)}) | ${fmt(admin)}${adminRatio} |`);
+  }
+  lines.push('', `peak RSS (MB): ${Object.entries(peakRss).map(([k, v]) => `${k} ${v.toFixed(0)}`).join(', ')}`);
+  lines.push(`req/s are medians of ${String(settings.rounds)} rounds of ${String(settings.durationS)} s after ${String(settings.warmupS)} s warm-up; wrk -t${String(settings.threads)} -c${String(settings.connections)}; commit ${String(settings.commit)}.`);
+  return { text: lines.join('\n'), medians };
+}

@@ -1,0 +1,196 @@
+/**
+ * `npm run bench`: the hot-path benchmark of issue 9, measured with wrk (a native load
+ * generator) so the numbers say something about the servers rather than the client.
+ *
+ * One PostgreSQL database, one `Order` table of BENCH_ROWS rows, served in turn by
+ *   - the bare baseline (node:http + pg, plain statements), and the same with prepared statements,
+ *   - Plinth as a registered user holding `entity:Order:read|insert` (W1, W2, W3),
+ *   - Plinth as the platform admin (W1),
+ * never two at once, in an order that alternates per round (ABBA), warm-up discarded,
+ * the median of BENCH_ROUNDS rounds per workload, peak RSS of every server.
+ * See bench/README.md and docs/performance.md.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { intEnv } from '../config.js';
+import { createScratchDatabase } from '../db.js';
+import { freePort, killAllChildrenNow, startNodeServer, type ChildServer } from '../server-process.js';
+import { bootstrap, resetTable, spreadCreatedAt, userToken, type Fixture } from './fixture.js';
+import { CREATED_PREFIX, ENTITY_PATH, STATUSES, listQuery, makeOrder, projectSchema } from './order-model.js';
+import { formatReport, type Measured, type TargetName, type WorkloadName } from './report.js';
+import { ensureWrk, runWrk, writeScript, type WrkScript } from './wrk.js';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const rootDir = resolve(here, '..', '..', '..');
+const cfg = {
+  rows: intEnv('BENCH_ROWS', 100_000, 1_000),
+  durationS: intEnv('BENCH_DURATION_S', 12, 1),
+  warmupS: intEnv('BENCH_WARMUP_S', 3, 0),
+  rounds: intEnv('BENCH_ROUNDS', 3, 1),
+  connections: intEnv('BENCH_CONNECTIONS', 50, 1),
+  threads: intEnv('BENCH_THREADS', 2, 1),
+  pool: intEnv('BENCH_PG_POOL', 10, 1),
+  maxMinutes: intEnv('BENCH_MAX_MINUTES', 40, 1),
+  adminDatabaseUrl: process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
+  cpuProfileDir: process.env.BENCH_CPU_PROF_DIR ?? null,
+  verbose: process.env.BENCH_VERBOSE === '1',
+};
+const SERVER_ENV_UNSET = ['DATABASE_URL', 'DATA_DIR', 'NATS_URL', 'PORT', 'HOST', 'GRPC_PORT', 'SERVICE_ADMIN_TOKEN', 'DB_POOL_SIZE'];
+const HOST = '127.0.0.1';
+const ADMIN_TOKEN = `bench-admin-${Math.random().toString(36).slice(2)}${Math.random().toString(36).slice(2)}`;
+
+const log = (msg: string): void => console.log(`[bench ${new Date().toISOString().slice(11, 19)}] ${msg}`);
+
+/** Peak resident set size of a live process, from the kernel's high-water mark. */
+function peakRssMb(pid: number): number {
+  const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m === null ? 0 : Number(m[1]) / 1024;
+}
+
+function startPlinth(databaseUrl: string, grpcPort: number): Promise<ChildServer> {
+  return startNodeServer({
+    name: 'plinth', script: join(rootDir, 'dist', 'main.js'), cwd: rootDir, host: HOST,
+    env: { DATABASE_URL: databaseUrl, SERVICE_ADMIN_TOKEN: ADMIN_TOKEN, LOG_LEVEL: 'warn', DB_POOL_SIZE: String(cfg.pool), GRPC_PORT: String(grpcPort) },
+    unsetEnv: SERVER_ENV_UNSET, startTimeoutMs: 90_000, verbose: cfg.verbose,
+    ...(cfg.cpuProfileDir === null ? {} : { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${cfg.cpuProfileDir}`] }),
+  });
+}
+
+function startBaseline(databaseUrl: string, schema: string, prepared: boolean): Promise<ChildServer> {
+  return startNodeServer({
+    name: prepared ? 'bare-prepared' : 'bare', script: join(here, 'baseline-orders.js'), cwd: rootDir, host: HOST,
+    env: { DATABASE_URL: databaseUrl, BASELINE_SCHEMA: schema, PG_POOL_MAX: String(cfg.pool), BASELINE_PREPARED: prepared ? '1' : '0' },
+    unsetEnv: SERVER_ENV_UNSET, startTimeoutMs: 30_000, verbose: cfg.verbose,
+  });
+}
+
+function scripts(dir: string, f: Fixture, bearer: string | null, tag: string): Record<WorkloadName, string> {
+  const auth: Record<string, string> = bearer === null ? {} : { Authorization: `Bearer ${bearer}` };
+  const headers = { ...auth, 'X-Service-Tenant': f.tenantSlug, 'X-Service-Project': f.projectSlug };
+  const base = `/api/${ENTITY_PATH}`;
+  // 5,000 ids spread over the table keep the rotation in the Lua state small.
+  const step = Math.max(1, Math.floor(f.ids.length / 5000));
+  const ids = f.ids.filter((_, i) => i % step === 0);
+  const w: Record<WorkloadName, WrkScript> = {
+    W1: { method: 'GET', paths: ids.map((id) => `${base}/${id}`), headers },
+    W2: { method: 'GET', paths: STATUSES.map((s) => `${base}?${listQuery(s)}`), headers },
+    W3: {
+      method: 'POST', paths: [base], headers: { ...headers, 'Content-Type': 'application/json' },
+      bodies: Array.from({ length: 64 }, (_, i) => JSON.stringify(makeOrder(i, CREATED_PREFIX))),
+    },
+  };
+  return { W1: writeScript(dir, `${tag}-W1`, w.W1), W2: writeScript(dir, `${tag}-W2`, w.W2), W3: writeScript(dir, `${tag}-W3`, w.W3) };
+}
+
+/** One request outside wrk so a wrong route or answer fails loudly instead of measuring errors fast. */
+async function probe(url: string, f: Fixture, bearer: string | null): Promise<void> {
+  const headers: Record<string, string> = { 'x-service-tenant': f.tenantSlug, 'x-service-project': f.projectSlug };
+  if (bearer !== null) headers.authorization = `Bearer ${bearer}`;
+  const one = await fetch(`${url}/api/${ENTITY_PATH}/${f.ids[0]}`, { headers });
+  const body = (await one.json()) as { data?: { id?: string } };
+  if (one.status !== 200 || body.data?.id !== f.ids[0]) throw new Error(`probe read: ${one.status} ${JSON.stringify(body).slice(0, 300)}`);
+  const list = await fetch(`${url}/api/${ENTITY_PATH}?${listQuery('paid')}`, { headers });
+  const lb = (await list.json()) as { data?: Array<{ status: string; createdAt: string }> };
+  const rows = lb.data ?? [];
+  if (list.status !== 200 || rows.length !== 20 || rows.some((r) => r.status !== 'paid')) throw new Error(`probe list: ${list.status} ${JSON.stringify(lb).slice(0, 300)}`);
+  for (let i = 1; i < rows.length; i++) if (rows[i]!.createdAt > rows[i - 1]!.createdAt) throw new Error('probe list: not sorted by -createdAt');
+}
+
+async function measure(url: string, script: string): Promise<{ reqPerSec: number; p50Ms: number; p99Ms: number; errors: number; requests: number }> {
+  const opts = { threads: cfg.threads, connections: cfg.connections };
+  if (cfg.warmupS > 0) await runWrk(url, script, { ...opts, durationS: cfg.warmupS });
+  return runWrk(url, script, { ...opts, durationS: cfg.durationS });
+}
+
+async function main(): Promise<number> {
+  ensureWrk();
+  const watchdog = setTimeout(() => {
+    console.error(`bench: over BENCH_MAX_MINUTES=${cfg.maxMinutes}; stopping`);
+    killAllChildrenNow();
+    process.exit(2);
+  }, cfg.maxMinutes * 60_000);
+  watchdog.unref();
+  const commit = (() => {
+    try {
+      return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: rootDir, encoding: 'utf8' }).trim();
+    } catch {
+      return 'unknown';
+    }
+  })();
+  log(`${cfg.rows} rows; wrk -t${cfg.threads} -c${cfg.connections}, ${cfg.warmupS} s warm-up + ${cfg.durationS} s, ${cfg.rounds} rounds; pool ${cfg.pool}; commit ${commit}`);
+
+  const db = await createScratchDatabase(cfg.adminDatabaseUrl);
+  const tmp = mkdtempSync(join(tmpdir(), 'plinth-wrk-'));
+  const measured: Measured[] = [];
+  const peakRss: Record<string, number> = {};
+  let current: ChildServer | undefined;
+  try {
+    current = await startPlinth(db.url, await freePort(HOST));
+    log(`seeding ${cfg.rows} orders through the batch route`);
+    const t0 = Date.now();
+    const f = await bootstrap(current.url, ADMIN_TOKEN, cfg.rows);
+    const schema = projectSchema(f.projectId);
+    await current.stop();
+    current = undefined;
+    await spreadCreatedAt(db.url, schema);
+    log(`seeded in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+
+    const kinds = ['plinth', 'bare', 'bare-prepared'] as const;
+    for (let round = 0; round < cfg.rounds; round++) {
+      const order = round % 2 === 0 ? kinds : [...kinds].reverse();
+      for (const kind of order) {
+        current = kind === 'plinth' ? await startPlinth(db.url, await freePort(HOST)) : await startBaseline(db.url, schema, kind === 'bare-prepared');
+        const runs: Array<{ target: TargetName; workload: WorkloadName; script: string }> = [];
+        if (kind === 'plinth') {
+          const token = await userToken(current.url, f);
+          await probe(current.url, f, token);
+          const user = scripts(tmp, f, token, `user-r${round}`);
+          const admin = scripts(tmp, f, ADMIN_TOKEN, `admin-r${round}`);
+          runs.push({ target: 'plinth-user', workload: 'W1', script: user.W1 }, { target: 'plinth-user', workload: 'W2', script: user.W2 },
+            { target: 'plinth-user', workload: 'W3', script: user.W3 }, { target: 'plinth-admin', workload: 'W1', script: admin.W1 });
+        } else {
+          await probe(current.url, f, null);
+          const s = scripts(tmp, f, null, `${kind}-r${round}`);
+          runs.push({ target: kind, workload: 'W1', script: s.W1 }, { target: kind, workload: 'W2', script: s.W2 }, { target: kind, workload: 'W3', script: s.W3 });
+        }
+        for (const r of runs) {
+          const m = await measure(current.url, r.script);
+          log(`round ${round + 1} ${r.target} ${r.workload}: ${m.reqPerSec.toFixed(0)} req/s, p99 ${m.p99Ms.toFixed(1)} ms${m.errors > 0 ? `, ${m.errors} errors` : ''}`);
+          measured.push({ round, ...r, ...m });
+        }
+        const rss = peakRssMb(current.pid);
+        const key = kind === 'plinth' ? 'plinth' : kind;
+        peakRss[key] = Math.max(peakRss[key] ?? 0, rss);
+        await current.stop();
+        current = undefined;
+        await resetTable(db.url, schema, CREATED_PREFIX);
+      }
+    }
+  } finally {
+    await current?.stop().catch(() => {});
+    await db.drop().catch((e: Error) => console.error(`bench: drop ${db.name}: ${e.message}`));
+    rmSync(tmp, { recursive: true, force: true });
+  }
+
+  const report = formatReport(measured, peakRss, { ...cfg, commit });
+  console.log(report.text);
+  const out = join(rootDir, 'bench', 'results', 'hot-path.json');
+  mkdirSync(dirname(out), { recursive: true });
+  writeFileSync(out, JSON.stringify({ at: new Date().toISOString(), commit, settings: cfg, peakRssMb: peakRss, medians: report.medians, measured }, null, 2) + '\n');
+  log(`results written to ${out}`);
+  const failed = measured.some((m) => m.errors > m.requests * 0.01);
+  return failed ? 1 : 0;
+}
+
+
+main().then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    console.error(`bench: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+    killAllChildrenNow();
+    process.exit(1);
+  },
+);
