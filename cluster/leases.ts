@@ -77,6 +77,8 @@ export interface PlacementLeasesOptions {
   /** How long before the TTL the owner stops trusting its lease. Default max(250 ms, TTL/4). */
   safetyMarginMs?: number;
   bucket?: string;
+  /** How long open() retries creating/opening the bucket through JetStream outages. Default 30 s. */
+  openDeadlineMs?: number;
   log: Logger;
   /** A live lease was lost (not released); called once, synchronously. */
   onLost(lease: Lease, why: LeaseLoss): void;
@@ -158,7 +160,7 @@ export class PlacementLeases {
   static async open(conn: ClusterConnection, opts: PlacementLeasesOptions): Promise<PlacementLeases> {
     checkTtl(opts.ttlMs, opts.safetyMarginMs);
     const bucket = opts.bucket ?? LEASE_BUCKET;
-    const { kv, ttlMs: actual } = await openBucket(conn, { name: bucket, ttlMs: opts.ttlMs, history: 1 });
+    const { kv, ttlMs: actual } = await openBucket(conn, { name: bucket, ttlMs: opts.ttlMs, history: 1 }, opts.openDeadlineMs);
     if (actual <= 0) {
       throw new ServiceError('VALIDATION_FAILED', 'Actor.InvalidOptions', `KV bucket ${bucket} has no TTL: a dead node's leases would never expire`);
     }
