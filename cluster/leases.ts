@@ -47,7 +47,10 @@ import type { ClusterConnection } from './nats-connection.js';
  * no responder, its node tries to claim, and succeeds once the server has
  * expired the entry: at most TTL after the owner's last renewal (so between
  * TTL·2/3 and TTL after the death), plus one claim retry (≤ 200 ms). With the
- * default 6 s TTL: ≈ 4–6.2 s. A graceful release hands off at once.
+ * default 6 s TTL: ≈ 4–6.2 s. A graceful release hands off at once. An owner
+ * that is frozen rather than dead keeps its subscription, so there is no "no
+ * responders": the first request that times out claims instead
+ * (NatsActorTransport.takeOverIfUnleased, ADR 0005).
  */
 
 export const LEASE_BUCKET = 'plinth_actor_leases';

@@ -72,7 +72,9 @@ const CLAIM_HELD = 1;
  * That happens to requests in flight on a NATS server that dies, to requests
  * sent to an owner that crashed, and, rarely, to a request another server
  * had already routed to an owner at the instant that owner unsubscribed in
- * a graceful hand-off (NATS drops it; the owner never sees it).
+ * a graceful hand-off (NATS drops it; the owner never sees it). After a
+ * timeout this node claims the actor if the silent owner's lease has expired
+ * (a frozen process, ADR 0005), so the caller's retry is served here.
  */
 export class NatsActorTransport implements ActorTransport {
   private host: ActorHost | null = null;
