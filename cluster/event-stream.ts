@@ -128,8 +128,12 @@ export class JetStreamEventLog {
     };
   }
 
-  /** Creates the stream, or updates its limits when they differ from the options. Safe when several nodes start at once. */
-  async ensure(): Promise<void> {
+  /**
+   * Creates the stream, or updates its limits when they differ from the
+   * options. Safe when several nodes start at once. Retries through leader
+   * elections for up to `deadlineMs`.
+   */
+  async ensure(deadlineMs = 30_000): Promise<void> {
     const want = this.config();
     await retryJetStream(async () => {
       let current: StreamConfig | null = null;
@@ -150,7 +154,7 @@ export class JetStreamEventLog {
       }
       const differs = current.num_replicas !== want.num_replicas || current.duplicate_window !== want.duplicate_window || current.max_age !== want.max_age || current.max_bytes !== want.max_bytes;
       if (differs) await this.conn.jsm.streams.update(this.stream, { ...current, ...want, subjects: current.subjects.includes(`${EVENT_SUBJECT_ROOT}.>`) ? current.subjects : want.subjects });
-    }, { deadlineMs: 30_000 });
+    }, { deadlineMs });
   }
 
   /**

@@ -47,7 +47,10 @@ import type { ClusterConnection } from './nats-connection.js';
  * no responder, its node tries to claim, and succeeds once the server has
  * expired the entry: at most TTL after the owner's last renewal (so between
  * TTL·2/3 and TTL after the death), plus one claim retry (≤ 200 ms). With the
- * default 6 s TTL: ≈ 4–6.2 s. A graceful release hands off at once.
+ * default 6 s TTL: ≈ 4–6.2 s. A graceful release hands off at once. An owner
+ * that is frozen rather than dead keeps its subscription, so there is no "no
+ * responders": the first request that times out claims instead
+ * (NatsActorTransport.takeOverIfUnleased, ADR 0005).
  */
 
 export const LEASE_BUCKET = 'plinth_actor_leases';
@@ -77,6 +80,8 @@ export interface PlacementLeasesOptions {
   /** How long before the TTL the owner stops trusting its lease. Default max(250 ms, TTL/4). */
   safetyMarginMs?: number;
   bucket?: string;
+  /** How long open() retries creating/opening the bucket through JetStream outages. Default 30 s. */
+  openDeadlineMs?: number;
   log: Logger;
   /** A live lease was lost (not released); called once, synchronously. */
   onLost(lease: Lease, why: LeaseLoss): void;
@@ -158,7 +163,7 @@ export class PlacementLeases {
   static async open(conn: ClusterConnection, opts: PlacementLeasesOptions): Promise<PlacementLeases> {
     checkTtl(opts.ttlMs, opts.safetyMarginMs);
     const bucket = opts.bucket ?? LEASE_BUCKET;
-    const { kv, ttlMs: actual } = await openBucket(conn, { name: bucket, ttlMs: opts.ttlMs, history: 1 });
+    const { kv, ttlMs: actual } = await openBucket(conn, { name: bucket, ttlMs: opts.ttlMs, history: 1 }, opts.openDeadlineMs);
     if (actual <= 0) {
       throw new ServiceError('VALIDATION_FAILED', 'Actor.InvalidOptions', `KV bucket ${bucket} has no TTL: a dead node's leases would never expire`);
     }

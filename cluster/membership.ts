@@ -92,14 +92,19 @@ export class Membership {
     }
   }
 
-  /** Opens the bucket, publishes the first heartbeat (so this node is listed when this resolves), then beats on a timer. */
-  async start(load: () => MemberLoad, url?: () => string | null): Promise<void> {
+  /**
+   * Opens the bucket, publishes the first heartbeat (so this node is listed
+   * when this resolves), then beats on a timer. JetStream outages are retried
+   * for up to `deadlineMs` (default 30 s); calling it again after a failure is safe.
+   */
+  async start(load: () => MemberLoad, url?: () => string | null, deadlineMs = 30_000): Promise<void> {
     this.load = load;
     if (url !== undefined) this.url = url;
-    const { kv } = await openBucket(this.conn, { name: this.bucket, ttlMs: this.ttlMs, history: 1 });
+    const until = Date.now() + deadlineMs;
+    const { kv } = await openBucket(this.conn, { name: this.bucket, ttlMs: this.ttlMs, history: 1 }, deadlineMs);
     this.kv = kv;
-    await retryJetStream(() => kv.put(this.key, this.entry()));
-    if (this.stopped) return;
+    await retryJetStream(() => kv.put(this.key, this.entry()), { deadlineMs: Math.max(0, until - Date.now()) });
+    if (this.stopped || this.timer !== null) return;
     this.timer = setInterval(() => this.beat(), this.heartbeatMs).unref();
   }
 

@@ -72,7 +72,9 @@ const CLAIM_HELD = 1;
  * That happens to requests in flight on a NATS server that dies, to requests
  * sent to an owner that crashed, and, rarely, to a request another server
  * had already routed to an owner at the instant that owner unsubscribed in
- * a graceful hand-off (NATS drops it; the owner never sees it).
+ * a graceful hand-off (NATS drops it; the owner never sees it). After a
+ * timeout this node claims the actor if the silent owner's lease has expired
+ * (a frozen process, ADR 0005), so the caller's retry is served here.
  */
 export class NatsActorTransport implements ActorTransport {
   private host: ActorHost | null = null;
@@ -106,9 +108,13 @@ export class NatsActorTransport implements ActorTransport {
     void this.openLeases().catch(noop);
   }
 
-  /** Resolves once the lease bucket is open. Await it at boot to fail fast on a bad NATS/JetStream setup. */
-  async ready(): Promise<void> {
-    await this.openLeases();
+  /**
+   * Resolves once the lease bucket is open. Await it at boot to fail on a bad
+   * NATS/JetStream setup before serving. `deadlineMs` bounds a new attempt
+   * to open it (one already under way keeps its own bound).
+   */
+  async ready(deadlineMs?: number): Promise<void> {
+    await this.openLeases(deadlineMs);
   }
 
   /** Actors this node holds a lease for (placements in any state). */
@@ -194,6 +200,7 @@ export class NatsActorTransport implements ActorTransport {
       try {
         reply = await this.conn.nc.request(id.subject, wire, { timeout });
       } catch (err) {
+        if (isTimeout(err)) this.takeOverIfUnleased(id);
         if (!isNoResponders(err)) throw this.requestFailed(err, id, msg.type, timeout);
         // Nobody serves the actor: take it here, unless another node holds a live lease.
         if ((await this.claim(id, deadline)) === CLAIM_HELD) {
@@ -209,6 +216,30 @@ export class NatsActorTransport implements ActorTransport {
       await sleep(Math.min(backoff, Math.max(0, deadline - performance.now())));
       backoff = Math.min(backoff * 2, BACKOFF_MAX_MS);
     }
+  }
+
+  /**
+   * The actor's subscriber did not answer. If it still holds a live lease it
+   * is slow or cut off, and the caller gets OwnerUnreachable as before. If
+   * its lease has expired, it is a frozen process (SIGSTOP, a VM stall, a
+   * long GC pause): its subscription outlives its lease, so NATS keeps
+   * handing it the actor's messages and "no responders", which is how a dead
+   * owner's actors move, never comes. A claim succeeds exactly in that case
+   * (claims need the key to have no live entry), and from then on this node
+   * serves the actor. The frozen process runs nothing when it wakes: it
+   * checks its lease before every message. The request that timed out is
+   * not resent (it may have reached an owner that was still valid), it
+   * fails retryably at once; the claim runs in the background (bounded by
+   * the TTL, in case JetStream is down too) and the retry waits for it.
+   */
+  private takeOverIfUnleased(id: ActorId): void {
+    if (this.closed || this.placements.has(id.str)) return;
+    const claimed = this.claim(id, performance.now() + this.ttlMs).then((result) => {
+      if (result !== CLAIM_HELD && this.placements.get(id.str)?.state === OWNED) {
+        this.log.warn('actor owner silent past its lease: taken over', { actor: id.str });
+      }
+    });
+    this.track(claimed); // close() waits for it; a failure (bucket unreachable too) leaves the next request to retry
   }
 
   /** Single flight per actor: concurrent requests on this node wait for one claim. */
@@ -384,10 +415,11 @@ export class NatsActorTransport implements ActorTransport {
     return new ServiceError('UNAVAILABLE', ClusterReason.OwnerUnreachable, `request to ${id.str} failed`, { retryable: true }, err);
   }
 
-  private openLeases(): Promise<PlacementLeases> {
+  private openLeases(deadlineMs?: number): Promise<PlacementLeases> {
     if (this.opening === null) {
       const opening = PlacementLeases.open(this.conn, {
         ttlMs: this.ttlMs,
+        ...(deadlineMs === undefined ? {} : { openDeadlineMs: deadlineMs }),
         ...(this.marginMs === undefined ? {} : { safetyMarginMs: this.marginMs }),
         log: this.log,
         onLost: (lease, why) => this.onLeaseLost(lease, why),

@@ -29,6 +29,8 @@ export interface NodeConfig {
   natsUrl: string | null;
   /** ACTOR_LEASE_TTL_MS: actor placement lease; a dead owner's actors move after about this long. Default 6 s. */
   actorLeaseTtlMs: number;
+  /** NATS_STARTUP_DEADLINE_MS: how long boot retries NATS/JetStream setup (a leader election, a server down) before exiting. Default 60 s. */
+  natsStartupDeadlineMs: number;
   /** EVENT_STREAM_MAX_AGE_HOURS: JetStream event log retention by age. Default 168 (7 days). */
   eventStreamMaxAgeHours: number;
   /** EVENT_STREAM_MAX_BYTES: JetStream event log retention by size; 0 (default) = no size limit (JetStream reserves max_bytes on every replica up front). */
@@ -128,6 +130,7 @@ export function parseConfig(env: NodeJS.ProcessEnv = process.env): NodeConfig {
     dbPoolSize: int(env, 'DB_POOL_SIZE', 10, 1, 1000),
     natsUrl,
     actorLeaseTtlMs: int(env, 'ACTOR_LEASE_TTL_MS', 6_000, 1_000, 600_000),
+    natsStartupDeadlineMs: int(env, 'NATS_STARTUP_DEADLINE_MS', 60_000, 1_000, 3_600_000),
     eventStreamMaxAgeHours: int(env, 'EVENT_STREAM_MAX_AGE_HOURS', 168, 1, 24 * 3650),
     eventStreamMaxBytes: int(env, 'EVENT_STREAM_MAX_BYTES', 0, 0, Number.MAX_SAFE_INTEGER),
     eventDedupeWindowS: int(env, 'EVENT_DEDUPE_WINDOW_S', 120, 1, 86_400),

@@ -21,6 +21,8 @@ const CHECK_TIMEOUT_MS = 2_000;
 /** This node's mode, draining flag, dependency checks and view of its peers. */
 export class NodeState implements NodeStatus {
   draining = false;
+  /** True while boot is still setting up (cluster mode: JetStream buckets, stream, membership): readiness fails meanwhile. */
+  starting = false;
   readonly startedAt = new Date().toISOString();
   url: string | null;
 
@@ -44,6 +46,7 @@ export class NodeState implements NodeStatus {
       checks.storage = err instanceof Error && err.message === 'timeout' ? 'timeout' : 'unreachable';
     }
     if (this.opts.cluster !== null) checks.nats = this.opts.cluster.natsConnected() ? 'ok' : 'disconnected';
+    if (this.starting) checks.startup = 'in progress';
     return { ok: Object.values(checks).every((v) => v === 'ok'), checks };
   }
 

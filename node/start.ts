@@ -21,7 +21,8 @@ import type { GrantSource, OutboxKicker, PublicationSource, ScopeDirectory, Serv
 import { migratePlatform, PgClient, PgliteClient, type SqlClient } from '../storage/index.js';
 import { loadAdminToken, type AdminToken } from './admin-token.js';
 import { isInMemory, type NodeConfig } from './config.js';
-import { clusterOutbox, connectClusterParts, type ClusterParts } from './cluster-mode.js';
+import { clusterOutbox, connectClusterParts, setUpJetStream, startupDeadline, type ClusterParts } from './cluster-mode.js';
+import type { StartupDeadline } from '../cluster/startup.js';
 import { broadcastInvalidations } from './cluster-invalidation.js';
 import { ActorControlPlane } from './actor-gateway.js';
 import { NodeState } from './node-state.js';
@@ -55,9 +56,13 @@ export async function startNode(config: NodeConfig): Promise<RunningNode> {
   const admin = loadAdminToken(config.adminToken, config.dataDir);
   const { db, label } = await openStorage(config);
   let cluster: ClusterParts | null = null;
+  let natsDeadline: StartupDeadline | null = null;
   try {
     await migratePlatform(db);
-    if (config.natsUrl !== null) cluster = await connectClusterParts(config, log);
+    if (config.natsUrl !== null) {
+      natsDeadline = startupDeadline(config);
+      cluster = await connectClusterParts(config, log, natsDeadline);
+    }
   } catch (err) {
     await db.close();
     throw err;
@@ -106,6 +111,8 @@ export async function startNode(config: NodeConfig): Promise<RunningNode> {
     cluster: parts === null ? null : { members: () => parts.membership.members(), natsConnected: () => !parts.conn.nc.isClosed() },
     load: () => ({ activations: actors.stats().activations, inFlight: inFlight.count, rssBytes: process.memoryUsage.rss() }),
   });
+  // Cluster mode listens before JetStream setup, so readiness can answer 503 while it waits out an election.
+  node.starting = cluster !== null;
 
   const services: Services = {
     db, log, nodeId: config.nodeId,
@@ -133,9 +140,22 @@ export async function startNode(config: NodeConfig): Promise<RunningNode> {
     throw err;
   }
   node.url = `http://${config.host}:${http.port}`;
+  if (cluster !== null) {
+    try {
+      await setUpJetStream(cluster, natsDeadline!, { load: () => node.self().load, url: () => node.url }, log);
+    } catch (err) {
+      http.close();
+      services.realtime?.close();
+      cluster.bus.close();
+      await actors.stop();
+      await cluster.conn.close();
+      await db.close();
+      throw err;
+    }
+    node.starting = false;
+  }
   outbox.start();
   webhooks.start();
-  if (cluster !== null) await cluster.membership.start(() => node.self().load, () => node.url);
 
   let stopping: Promise<void> | null = null;
   const stop = (): Promise<void> => {

@@ -7,6 +7,8 @@
  *   c. kill -9 a NATS server (the leader of the meta group, PLINTH_EVENTS or lease buckets) during writes and control-plane calls
  *   d. terminate every PostgreSQL backend of the database, several times, during writes
  *   e. both nodes racing to activate the same actor
+ *   f. a node restarted right after the JetStream meta leader is killed (3 rounds): it rides out the election at boot
+ *   g. the node owning an actor frozen (SIGSTOP) past its lease TTL: the other takes over, the frozen one acts on nothing it lost
  * Each scenario prints one count line (`[faults] b. …`).
  *
  * Needs nats-server (NATS_SERVER_BIN, default /usr/sbin/nats-server) and
@@ -26,7 +28,7 @@ import { unpack } from 'msgpackr';
 import pg from 'pg';
 import { LEASE_BUCKET, leaseKey } from '../../cluster/leases.js';
 import { collectionName } from '../../runtime/publication/naming.js';
-import { NatsCluster, NATS_SERVER_BIN, natsServerAvailable } from '../support/nats-cluster.js';
+import { freePort, NatsCluster, NATS_SERVER_BIN, natsServerAvailable } from '../support/nats-cluster.js';
 import { reapPlinthProcesses, startPlinthProcess, type PlinthProcess } from '../support/plinth-process.js';
 import { createTestDatabase, TEST_DATABASE_URL } from '../support/server.js';
 
@@ -40,6 +42,10 @@ const EVENTS_DEADLINE_MS = 60_000;
 const PROPAGATION_BOUND_MS = 10_000;
 /** After a NATS server dies, actor-routed calls must work again within this. */
 const NATS_RECOVERY_BOUND_MS = 20_000;
+/** ACTOR_LEASE_TTL_MS of every node in this suite: short, so scenario g can freeze an owner past it quickly. */
+const LEASE_TTL_MS = 3_000;
+/** The NATS transport's wait for an owner's reply (NATS_TRANSPORT_DEFAULTS.requestTimeoutMs). */
+const ACTOR_REQUEST_TIMEOUT_MS = 5_000;
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 const report = (line: string): void => console.log(`[faults] ${line}`);
@@ -82,6 +88,16 @@ const is2xx = (r: Res): boolean => r.status >= 200 && r.status < 300;
 const errCode = (r: Res): string => String(r.body?.error?.code ?? (r.status === 0 ? `NO_ANSWER(${r.error})` : `HTTP_${r.status}`));
 const isRetryable = (r: Res): boolean => r.status === 503 && r.body?.error?.retryable === true;
 const brief = (r: Res): string => (r.status === 0 ? `no answer (${r.error}, ${r.ms} ms)` : `${r.status} ${r.text.slice(0, 300)}`);
+
+/** Repeats a call while it answers a retryable 503, as a client would (bounded); returns the last answer and the attempts. */
+async function untilAccepted(send: () => Promise<Res>, boundMs: number): Promise<{ res: Res; attempts: number }> {
+  const t0 = Date.now();
+  for (let attempts = 1; ; attempts++) {
+    const res = await send();
+    if (!isRetryable(res) || Date.now() - t0 > boundMs) return { res, attempts };
+    await sleep(200);
+  }
+}
 
 /** Polls `probe` until it returns true or the deadline passes; returns the elapsed ms or null. */
 async function pollUntil(deadlineMs: number, probe: () => Promise<boolean>, everyMs = 100): Promise<number | null> {
@@ -258,10 +274,10 @@ if (missing.length > 0 && CI) {
     const url = (i: number): string => node(i).url;
     const target = (i: number) => ({ url: url(i % 2), nodeId: NODE_IDS[i % 2]! });
 
-    async function startNodeProcess(i: number): Promise<PlinthProcess> {
+    async function startNodeProcess(i: number, port = 0): Promise<PlinthProcess> {
       const p = await startPlinthProcess({
-        databaseUrl: db.url, natsUrl: nats.natsUrl, adminToken, nodeId: NODE_IDS[i]!,
-        env: { DB_POOL_SIZE: '5', GRPC_PORT: '0', LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'warn' },
+        databaseUrl: db.url, natsUrl: nats.natsUrl, adminToken, nodeId: NODE_IDS[i]!, port,
+        env: { DB_POOL_SIZE: '5', GRPC_PORT: '0', ACTOR_LEASE_TTL_MS: String(LEASE_TTL_MS), LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'warn' },
         echo: process.env.FAULTS_ECHO === '1',
       });
       nodes[i] = p;
@@ -773,6 +789,136 @@ if (missing.length > 0 && CI) {
         assert.ok(upd.every((r) => r.status === 200), `round ${round}: tenant updates: ${statusHistogram(upd)}`);
         assert.ok(upd.some((r) => r.body?.data?.name === finalName), `round ${round}: the tenant's final name ${finalName} is one of the answered updates`);
       }
+    }));
+
+    /** Starts node i on `port` and counts what its readiness answered until the banner (closed port, 503, 200). */
+    async function startWatchingReadiness(i: number, port: number): Promise<string> {
+      const seen = new Map<string, number>();
+      let booting = true;
+      const watch = (async () => {
+        while (booting) {
+          const r = await call(`http://127.0.0.1:${port}`, 'GET', '/api/health/ready', { timeoutMs: 2_000 });
+          const k = r.status === 0 ? 'closed' : String(r.status);
+          seen.set(k, (seen.get(k) ?? 0) + 1);
+          await sleep(100);
+        }
+      })();
+      try {
+        await startNodeProcess(i, port);
+      } finally {
+        booting = false;
+        await watch;
+      }
+      return [...seen].map(([k, v]) => `${k}×${v}`).join(' ');
+    }
+
+    it('f. a node restarted right after the JetStream meta leader is killed becomes ready and serves (3 rounds)', { timeout: 180_000 }, () => scenario(async () => {
+      for (let round = 1; round <= 3; round++) {
+        const victim = round % 2;
+        const V = NODE_IDS[victim]!;
+        const leader = await nats.metaLeader();
+        assert.notEqual(leader, null, 'the NATS cluster has a JetStream meta leader before the round');
+        pastOutput[victim] += node(victim).output();
+        await node(victim).kill9();
+        await nats.kill(leader!);
+        const killedAt = Date.now();
+        try {
+          // Same settings (its NATS_URL still lists the dead server), at once: its boot meets the meta-leader election.
+          const readiness = await startWatchingReadiness(victim, await freePort());
+          const bannerMs = Date.now() - killedAt;
+          await waitReady(victim);
+          const readyMs = Date.now() - killedAt;
+          // It serves: a write and a control-plane change through it (a retryable answer is retried, as a client would).
+          const w = await untilAccepted(() => call(url(victim), 'POST', '/api/notes', { body: { text: `f${round}` }, headers: scoped }), 20_000);
+          assert.equal(w.res.status, 201, brief(w.res));
+          const c = await untilAccepted(() => defineEntity(victim, `F${round}Item`, [{ name: 'v', type: 'Int', nullable: true }]), 20_000);
+          assert.equal(c.res.status, 201, brief(c.res));
+          report(`f. round ${round}: kill -9 ${V} and the NATS meta leader n${leader! + 1}, ${V} restarted at once: banner after ${bannerMs} ms, ready after ${readyMs} ms (readiness while booting: ${readiness}); write ${w.res.status} in ${w.attempts} attempt(s), schema change ${c.res.status} in ${c.attempts} attempt(s)`);
+        } finally {
+          // Back even when the round failed, so the next scenario has a whole cluster.
+          nats.startServer(leader!);
+          await nats.waitReady();
+        }
+      }
+    }));
+
+    it('g. the owner of an actor frozen (SIGSTOP) past its lease TTL: the other node takes over, the frozen one acts on nothing it lost', { timeout: 120_000 }, () => scenario(async () => {
+      // A fresh project: its Project actor goes to the node of its first schema change.
+      const slug = `fence${randomUUID().slice(0, 4)}`;
+      const p = await call(url(0), 'POST', '/api/projects/create', { body: { tenant, slug, name: 'Fence' }, headers: adminHeaders });
+      assert.equal(p.status, 201, brief(p));
+      const fenceProject = p.body.data.id as string;
+      const headers = { ...adminHeaders, 'x-service-tenant': tenant, 'x-service-project': slug };
+      const change = (via: number, name: string): Promise<Res> => defineEntity(via, name, [{ name: 'v', type: 'Int', nullable: true }], headers);
+      const answers: Array<{ name: string; via: string; res: Res }> = [];
+      const record = (name: string, via: number, res: Res): Res => {
+        answers.push({ name, via: NODE_IDS[via]!, res });
+        return res;
+      };
+
+      assert.equal(record('G1', 0, await change(0, 'G1')).status, 201);
+      const owner = await leaseOwner(leaseKey({ kind: 'project', key: fenceProject }));
+      const stale = NODE_IDS.indexOf(owner ?? '');
+      assert.ok(stale >= 0, `the project actor's lease names a node: ${owner}`);
+      const other = 1 - stale;
+      const S = NODE_IDS[stale]!;
+      const O = NODE_IDS[other]!;
+      assert.equal(record('G2', stale, await change(stale, 'G2')).status, 201);
+
+      const frozen = node(stale);
+      const frozenAt = Date.now();
+      frozen.pause();
+      let queued: Promise<Res>;
+      let earlyMs = 0;
+      let takeover: { res: Res; attempts: number };
+      let takenMs = 0;
+      try {
+        // Sent while its lease is still valid: an HTTP request the frozen node reads only after SIGCONT,
+        // and a change via the other node that NATS delivers to the frozen node's subscription.
+        queued = change(stale, 'GQueued');
+        record('GEarly', other, await change(other, 'GEarly'));
+        earlyMs = Date.now() - frozenAt;
+        // Past the TTL the lease has expired in the bucket: the other node must take the actor and write.
+        await sleep(Math.max(0, frozenAt + LEASE_TTL_MS + 500 - Date.now()));
+        takeover = await untilAccepted(() => change(other, 'GOther'), LEASE_TTL_MS + 2 * ACTOR_REQUEST_TIMEOUT_MS);
+        takenMs = Date.now() - frozenAt;
+        record('GOther', other, takeover.res);
+        assert.equal(takeover.res.status, 201, `a schema change via ${O} while the owner ${S} is frozen: ${brief(takeover.res)}`);
+        assert.equal(record('GOther2', other, await change(other, 'GOther2')).status, 201);
+      } finally {
+        frozen.resume();
+      }
+      // At once after SIGCONT, before the stale node's timers have told it anything: a change through it.
+      const afterResume = change(stale, 'GAfter');
+      record('GQueued', stale, await queued);
+      record('GAfter', stale, await afterResume);
+      const last = await untilAccepted(() => change(stale, 'GLast'), 20_000);
+      record('GLast', stale, last.res);
+      const newOwner = await leaseOwner(leaseKey({ kind: 'project', key: fenceProject }));
+
+      const pubs = (await sql<{ version: string }>(`SELECT version FROM plinth.publications WHERE project_id = $1 AND branch = 'main' ORDER BY version`, [fenceProject])).map((r) => Number(r.version));
+      const journal = await sql<{ from_version: string; to_version: string; entity_name: string }>(`SELECT from_version, to_version, entity_name FROM plinth.schema_journal WHERE project_id = $1 ORDER BY to_version`, [fenceProject]);
+      const heads = (await sql<{ head_version: string }>(`SELECT head_version FROM plinth.branches WHERE project_id = $1`, [fenceProject])).map((r) => Number(r.head_version));
+      const accepted = answers.filter((a) => a.res.status === 201);
+      const refused = answers.filter((a) => a.res.status !== 201);
+      const n = journal.length;
+      const outcomes = answers.map((a) => `${a.name} via ${a.via}: ${a.res.status === 201 ? `v${a.res.body.data.publicationVersion}` : errCode(a.res)}`).join(', ');
+      report(`g. ${S} frozen past the ${LEASE_TTL_MS} ms lease TTL: the change via ${O} sent at the freeze answered after ${earlyMs} ms; ${O} took the project actor and wrote ${takenMs} ms after the freeze (${takeover!.attempts} attempt(s)); ${outcomes}; publications [${pubs.join(',')}], journal ${n}, head ${heads.join('/')}, lease now ${newOwner ?? 'none'}`);
+
+      assert.deepEqual(refused.filter((a) => !isRetryable(a.res)).map((a) => `${a.name} via ${a.via}: ${brief(a.res)}`), [], 'every answer is a 201 or a retryable 503');
+      assert.deepEqual(journal.map((j) => j.entity_name).sort(), accepted.map((a) => a.name).sort(), 'the journal holds exactly the accepted changes, once each (a refused change was not applied later by the stale node)');
+      assert.deepEqual(pubs, Array.from({ length: n }, (_, k) => k + 1), 'publication versions 1..N, no gaps, no duplicates');
+      assert.ok(journal.every((j, k) => Number(j.from_version) === k && Number(j.to_version) === k + 1), `journal chain: ${JSON.stringify(journal)}`);
+      assert.deepEqual(heads, [n], 'one branch, one head, at the last version');
+      const journaled = new Map(journal.map((j) => [j.entity_name, Number(j.to_version)]));
+      for (const a of accepted) assert.equal(Number(a.res.body.data.publicationVersion), journaled.get(a.name), `${a.name}: answered version = journaled version`);
+      assert.equal(last.res.status, 201, `the stale node serves schema changes again: ${brief(last.res)}`);
+      // And it serves what was created while it was frozen (its publication cache caught up).
+      const served = await pollUntil(PROPAGATION_BOUND_MS, async () => {
+        for (const a of accepted) if ((await call(url(stale), 'GET', `/api/${collectionName(a.name)}`, { headers })).status !== 200) return false;
+        return true;
+      }, 100);
+      assert.notEqual(served, null, `${S} serves every accepted entity`);
     }));
   });
 }

@@ -79,6 +79,36 @@ export class NatsCluster {
     s.proc = spawn(NATS_SERVER_BIN, ['-c', s.conf], { stdio: 'ignore' });
   }
 
+  /** Whether server i is running. */
+  isRunning(i: number): boolean {
+    const p = this.slots[i]!.proc;
+    return p !== null && running(p);
+  }
+
+  /** The monitoring port (`http:`) of server i: /jsz, /varz, /healthz. */
+  monitorPort(i: number): number {
+    return this.slots[i]!.monitorPort;
+  }
+
+  /**
+   * Index of the server leading the JetStream meta group, as a running
+   * server's /jsz reports it, or null while there is none (an election).
+   */
+  async metaLeader(): Promise<number | null> {
+    for (let i = 0; i < this.slots.length; i++) {
+      if (!this.isRunning(i)) continue;
+      try {
+        const res = await fetch(`http://127.0.0.1:${this.slots[i]!.monitorPort}/jsz`, { signal: AbortSignal.timeout(3_000) });
+        const j = (await res.json()) as { meta_cluster?: { leader?: string } };
+        const at = this.slots.findIndex((s) => s.name === j.meta_cluster?.leader);
+        if (at >= 0) return at;
+      } catch {
+        // this server does not answer: ask the next one
+      }
+    }
+    return null;
+  }
+
   /** SIGKILL: no goodbye to the cluster, as in a crash. */
   async kill(i: number): Promise<void> {
     const p = this.slots[i]!.proc;

@@ -45,6 +45,10 @@ export interface PlinthProcess {
    * SIGKILL and resolve with null. Returns the exit code.
    */
   terminate(timeoutMs?: number): Promise<number | null>;
+  /** SIGSTOP: the process is frozen (sockets stay open, nothing runs), as in a long GC pause or a stalled VM. */
+  pause(): void;
+  /** SIGCONT after pause(). */
+  resume(): void;
   /** Everything the process printed so far (stdout and stderr interleaved, capped at the last 4 MB). */
   output(): string;
 }
@@ -140,6 +144,10 @@ export function startPlinthProcess(opts: PlinthProcessOptions): Promise<PlinthPr
     return null;
   };
 
+  const signal = (sig: NodeJS.Signals): void => {
+    if (alive()) child.kill(sig);
+  };
+
   const timeoutMs = opts.startTimeoutMs ?? 60_000;
   return new Promise<PlinthProcess>((resolve, reject) => {
     let done = false;
@@ -158,7 +166,7 @@ export function startPlinthProcess(opts: PlinthProcessOptions): Promise<PlinthPr
       done = true;
       clearTimeout(timer);
       child.stdout!.off('data', onData);
-      resolve({ url: m[1]!, nodeId: opts.nodeId, pid: child.pid ?? -1, exited, alive, kill9, terminate, output: () => out });
+      resolve({ url: m[1]!, nodeId: opts.nodeId, pid: child.pid ?? -1, exited, alive, kill9, terminate, pause: () => signal('SIGSTOP'), resume: () => signal('SIGCONT'), output: () => out });
     };
     child.stdout!.on('data', onData);
     void exited.then((code) => fail(`exited (code ${code}, signal ${child.signalCode}${spawnError === null ? '' : `, ${(spawnError as Error).message}`}) before the banner`));
