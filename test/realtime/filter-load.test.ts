@@ -23,7 +23,7 @@ const WRITES = 10;
  * After: read max ~0.3 s / ~0.07 s; delivered after ~1.5 s / ~0.5 s.
  */
 const READ_BOUND_MS = 1500;
-const DELIVERY_BOUND_MS: Record<Backend, number> = { pglite: 5000, postgres: 2000 };
+const DELIVERY_BOUND_MS: Record<Backend, number> = { pglite: 3500, postgres: 1200 };
 
 forEachBackend('realtime filter load (1,000 distinct filters × 10 writes)', (backend: Backend) => {
   let server: TestServer;
