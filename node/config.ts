@@ -67,6 +67,14 @@ export interface NodeConfig {
   realtimeMaxSubscriptionsPerProject: number;
   /** REALTIME_MAX_BUFFERED_BYTES: unsent bytes past which a WebSocket client is closed with 1013. Default 1 MiB. */
   realtimeMaxBufferedBytes: number;
+  /** REALTIME_MAX_SUBSCRIPTIONS_PER_CONNECTION: subscriptions on one WebSocket connection. Default 100. */
+  realtimeMaxSubscriptionsPerConnection: number;
+  /** REALTIME_MAX_SUBSCRIPTIONS_PER_ACTOR: subscriptions of one user in one project, counted per node (the platform admin is not counted). Default 200. */
+  realtimeMaxSubscriptionsPerActor: number;
+  /** REALTIME_MAX_FILTERS_PER_PROJECT: distinct realtime filters per project, counted per node. Default 500. */
+  realtimeMaxFiltersPerProject: number;
+  /** REALTIME_FILTER_CHECK_CONCURRENCY: realtime filter queries in flight on this node, all projects together (each project runs one at a time). Default 2. */
+  realtimeFilterCheckConcurrency: number;
 }
 
 const LEVELS: LogLevel[] = ['debug', 'info', 'warn', 'error', 'silent'];
@@ -148,6 +156,10 @@ export function parseConfig(env: NodeJS.ProcessEnv = process.env): NodeConfig {
     ...webhookTimes(env),
     realtimeMaxSubscriptionsPerProject: int(env, 'REALTIME_MAX_SUBSCRIPTIONS_PER_PROJECT', 1000, 1, 10_000_000),
     realtimeMaxBufferedBytes: int(env, 'REALTIME_MAX_BUFFERED_BYTES', MiB, 1024, 1024 * MiB),
+    realtimeMaxSubscriptionsPerConnection: int(env, 'REALTIME_MAX_SUBSCRIPTIONS_PER_CONNECTION', 100, 1, 10_000_000),
+    realtimeMaxSubscriptionsPerActor: int(env, 'REALTIME_MAX_SUBSCRIPTIONS_PER_ACTOR', 200, 1, 10_000_000),
+    realtimeMaxFiltersPerProject: int(env, 'REALTIME_MAX_FILTERS_PER_PROJECT', 500, 1, 1_000_000),
+    realtimeFilterCheckConcurrency: int(env, 'REALTIME_FILTER_CHECK_CONCURRENCY', 2, 1, 1000),
   };
 }
 

@@ -125,7 +125,12 @@ export async function startNode(config: NodeConfig): Promise<RunningNode> {
     node,
     webhooks,
     realtime: new RealtimeHub({
-      db, log, tail: eventTail, maxSubscriptionsPerProject: config.realtimeMaxSubscriptionsPerProject,
+      db, log, tail: eventTail,
+      limits: {
+        perProject: config.realtimeMaxSubscriptionsPerProject, perConnection: config.realtimeMaxSubscriptionsPerConnection,
+        perActor: config.realtimeMaxSubscriptionsPerActor, filtersPerProject: config.realtimeMaxFiltersPerProject,
+      },
+      filterCheckConcurrency: config.realtimeFilterCheckConcurrency,
       peers: cluster === null ? undefined : new ClusterRealtimeUsage(cluster.bus, config.nodeId),
     }),
   };

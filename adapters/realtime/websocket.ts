@@ -162,6 +162,9 @@ export function registerRealtimeWebSocket(app: TemplatedApp, services: Services,
       if (conn.subscriptions.has(id) || conn.pending.has(id)) {
         return reply(errorMessage(new ServiceError('CONFLICT', 'Realtime.DuplicateSubscriptionId', 'a subscription with this id is already open', { field: 'id' }), correlationId, basePath, id));
       }
+      // Per-connection bound, counted with the subscribes still in flight so a burst cannot overshoot it.
+      const full = services.realtime!.connectionFull(conn.subscriptions.size + conn.pending.size);
+      if (full !== null) return reply(errorMessage(full, correlationId, basePath, id));
       conn.pending.add(id);
       void (async () => {
         const outcome = await dispatch(invocation(REALTIME_SPECS.subscribe, d, { entity: msg.entity, filter: msg.filter }, correlationId), rtServices);

@@ -29,6 +29,14 @@ export interface EventTailSource {
 const invalidPosition = (): Error =>
   validationFailed('Events.InvalidLastEventId', 'Last-Event-ID is not a position this event log produced', 'Last-Event-ID');
 
+/**
+ * A position past the end of the log was never produced by it (a made-up or
+ * foreign id, or one from a log that was reset): resuming "after" it would
+ * silently skip every event up to it, so it is refused like a malformed one.
+ */
+const pastEnd = (): Error =>
+  validationFailed('Events.InvalidLastEventId', 'Last-Event-ID is past the end of this event log', 'Last-Event-ID');
+
 /** Something that announces committed outbox batches (the OutboxProcessor). */
 export interface CommitSignal {
   onCommitted(listener: () => void): () => void;
@@ -62,6 +70,8 @@ export class SqlEventTail implements EventTailSource {
   async start(scope: TailScope, lastEventId: string | null): Promise<string> {
     if (lastEventId === null) return `e${await lastEventSeq(this.db, scope.projectId)}`;
     if (!/^e\d{1,19}$/.test(lastEventId) || BigInt(lastEventId.slice(1)) > MAX_BIGINT) throw invalidPosition();
+    // The project's own end: its tail never hands out a larger position (start(null) returns this one).
+    if (BigInt(lastEventId.slice(1)) > BigInt(await lastEventSeq(this.db, scope.projectId))) throw pastEnd();
     return lastEventId;
   }
 
@@ -127,6 +137,8 @@ export class LogEventTail implements EventTailSource {
   async start(_scope: TailScope, lastEventId: string | null): Promise<string> {
     if (lastEventId === null) return `j${await this.log.lastSeq()}`;
     if (!/^j\d{1,15}$/.test(lastEventId) || !Number.isSafeInteger(Number(lastEventId.slice(1)))) throw invalidPosition();
+    // Stream sequences are shared by every project, so the stream's last sequence is the end.
+    if (Number(lastEventId.slice(1)) > await this.log.lastSeq()) throw pastEnd();
     return lastEventId;
   }
 

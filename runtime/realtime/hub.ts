@@ -1,8 +1,15 @@
 import type { SqlExecutor } from '../../storage/index.js';
-import { ServiceError } from '../errors/service-error.js';
+import type { ServiceError } from '../errors/service-error.js';
 import type { EventEnvelope } from '../events/event-store.js';
 import type { EventTailSource, TailScope } from '../events/event-tail.js';
 import type { Logger } from '../log.js';
+import { CheckSlots } from './check-slots.js';
+import { evaluateChecks, type Matches, type RowCheck } from './filter-batch.js';
+import { DEFAULT_REALTIME_LIMITS, SubscriptionLimits, type PeerUsage, type RealtimeLimits } from './subscription-limits.js';
+
+export type { RowCheck } from './filter-batch.js';
+export type { PeerUsage, RealtimeLimits } from './subscription-limits.js';
+export { QUOTA_KIND } from './subscription-limits.js';
 
 /** Where change messages go: one WebSocket connection or one SSE stream. */
 export interface RealtimeRecipient {
@@ -23,15 +30,6 @@ export interface TopicPublisher {
   publish(topic: string, message: string): void;
 }
 
-/** Subscriptions held by the other nodes of a cluster, for the per-project quota. */
-export interface PeerUsage {
-  /** Subscriptions the other live nodes hold for the project (as last announced). */
-  othersOf(projectId: string): number;
-  /** This node's count for the project changed (the peers are told, debounced). */
-  changed(projectId: string, count: number): void;
-  close(): void;
-}
-
 /**
  * A subscription validated by `Realtime.Subscribe` (auth, scope, grants,
  * filter, quota slot reserved) and not yet attached to a recipient.
@@ -41,16 +39,10 @@ export interface PreparedSubscription {
   projectId: string;
   branch: string;
   entity: string;
-  /** Row check for a filtered subscription: `$1` is the row id; null when unfiltered. */
+  /** The actor's label (`user:<subject>`), counted against the per-actor bound; null for the platform admin. */
+  actor: string | null;
+  /** The compiled filter; null when unfiltered. */
   check: RowCheck | null;
-}
-
-export interface RowCheck {
-  /** Same text and values ⇒ same key: subscribers sharing a filter share one query per event. */
-  key: string;
-  text: string;
-  /** Parameters; index 0 is replaced by the row id. */
-  values: unknown[];
 }
 
 /**
@@ -78,7 +70,9 @@ interface Follower {
   size: number;
   stop: (() => void) | null;
   ready: Promise<void>;
-  chain: Promise<void>;
+  /** Entity events waiting for delivery, in log order; drained in batches by one loop. */
+  queue: EventEnvelope[];
+  draining: boolean;
   position: string | null;
 }
 
@@ -86,14 +80,16 @@ export interface RealtimeHubOptions {
   db: SqlExecutor;
   log: Logger;
   tail: EventTailSource;
-  /** Subscriptions per project (cluster-wide when `peers` is set). Default 1000 (REALTIME_MAX_SUBSCRIPTIONS_PER_PROJECT). */
-  maxSubscriptionsPerProject?: number;
+  /** Subscription bounds (REALTIME_MAX_*); defaults: DEFAULT_REALTIME_LIMITS. */
+  limits?: Partial<RealtimeLimits>;
+  /** Filter queries in flight on this node, all projects together (REALTIME_FILTER_CHECK_CONCURRENCY). Default 2. */
+  filterCheckConcurrency?: number;
   /** Cluster mode: the other nodes' counts, so the quota is per project, not per node. */
   peers?: PeerUsage;
 }
 
-export const QUOTA_KIND = 'realtime.subscriptions.concurrent';
-export const DEFAULT_MAX_SUBSCRIPTIONS_PER_PROJECT = 1000;
+/** Events delivered per batch: their rows are checked together (one id array per query). */
+const MAX_EVENTS_PER_BATCH = 500;
 
 const groupKey = (entity: string, branch: string): string => `${entity}\u0000${branch}`;
 
@@ -103,24 +99,28 @@ const groupKey = (entity: string, branch: string): string => `${entity}\u0000${b
  * event log (the node's EventTailSource: the SQL log embedded, JetStream in
  * cluster mode), so a write on any node reaches subscribers on every node.
  *
- * For each `entity.<E>.<kind>` event the channels of E on that branch are
- * checked: unfiltered ones get it; filtered ones get it when the CURRENT row
- * matches their filter (one `SELECT` per distinct filter per event, so the
- * check runs server-side and a subscriber never learns of rows outside its
- * filter). Deletes go to every subscriber of the entity (the row is gone,
- * so the filter cannot be evaluated; each holds `entity:<E>:read`).
- * Events are processed in log order per project.
+ * Events are queued per project and delivered in batches, in log order.
+ * For a batch, the distinct filters of each entity are evaluated together
+ * over the batch's changed rows: one SELECT per 100 filters with one boolean
+ * column per filter (runtime/realtime/filter-batch.ts), not one query per
+ * filter per event. A project runs one such query at a time, and the node
+ * at most `filterCheckConcurrency` (FIFO), so one tenant's filters cannot
+ * take the shared DB pool from the others. The check runs server-side on
+ * the CURRENT row, so a subscriber never learns of rows outside its filter.
+ * Deletes go to every subscriber of the entity (the row is gone, so the
+ * filter cannot be evaluated; each holds `entity:<E>:read`).
  */
 export class RealtimeHub {
-  readonly limit: number;
-  private readonly used = new Map<string, number>();
+  readonly limits: SubscriptionLimits;
+  private readonly slots: CheckSlots;
   private readonly followers = new Map<string, Follower>();
   private publisher: TopicPublisher | null = null;
   private nextTopic = 1;
   private closed = false;
 
   constructor(private readonly opts: RealtimeHubOptions) {
-    this.limit = opts.maxSubscriptionsPerProject ?? DEFAULT_MAX_SUBSCRIPTIONS_PER_PROJECT;
+    this.limits = new SubscriptionLimits({ ...DEFAULT_REALTIME_LIMITS, ...opts.limits }, opts.peers);
+    this.slots = new CheckSlots(opts.filterCheckConcurrency ?? 2);
   }
 
   /** The WebSocket adapter's broadcast: recipients with `join` are published to through it. */
@@ -130,35 +130,32 @@ export class RealtimeHub {
 
   /** Subscriptions (and reserved slots) of a project: this node's, plus the peers' in cluster mode. */
   usedBy(projectId: string): number {
-    return this.localUsedBy(projectId) + (this.opts.peers?.othersOf(projectId) ?? 0);
+    return this.limits.usedBy(projectId);
   }
 
   /** This node's subscriptions (and reserved slots) of a project. */
   localUsedBy(projectId: string): number {
-    return this.used.get(projectId) ?? 0;
+    return this.limits.localUsedBy(projectId);
   }
 
-  quotaExceeded(projectId: string): ServiceError {
-    const used = this.usedBy(projectId);
-    return new ServiceError('QUOTA_EXCEEDED', 'Quota.RealtimeSubscriptions', `at most ${this.limit} realtime subscriptions per project`, {
-      headers: { 'X-Service-Quota-Kind': QUOTA_KIND, 'X-Service-Quota-Limit': String(this.limit), 'X-Service-Quota-Used': String(used), 'X-Service-Quota-Reset': '0' },
-    });
+  /** Throws 429 when the actor (null: the platform admin) or the project has no free slot (handshake check). */
+  checkQuota(projectId: string, actor: string | null): void {
+    this.limits.check(projectId, actor);
   }
 
-  /** Throws 429 when the project has no free subscription slot (handshake check). */
-  checkQuota(projectId: string): void {
-    if (this.usedBy(projectId) >= this.limit) throw this.quotaExceeded(projectId);
+  /** 429 for a WebSocket connection already holding `used` subscriptions (in flight included), else null. */
+  connectionFull(used: number): ServiceError | null {
+    return this.limits.connectionFull(used);
   }
 
   /** Takes a slot (synchronously, so concurrent subscribes on this node cannot overshoot); 429 when none is free. */
-  reserve(projectId: string): void {
-    this.checkQuota(projectId);
-    this.setUsed(projectId, this.localUsedBy(projectId) + 1);
+  reserve(p: PreparedSubscription): void {
+    this.limits.reserve(holder(p));
   }
 
   /** Gives back a slot taken by reserve() that was never attached (or after detach). */
-  release(projectId: string): void {
-    this.setUsed(projectId, Math.max(0, this.localUsedBy(projectId) - 1));
+  release(p: PreparedSubscription): void {
+    this.limits.release(holder(p));
   }
 
   /**
@@ -172,7 +169,7 @@ export class RealtimeHub {
     f.size++;
     const releaseFollower = (): void => {
       f.size--;
-      this.release(prepared.projectId);
+      this.release(prepared);
       if (f.size === 0 && this.followers.get(prepared.projectId) === f) {
         this.followers.delete(prepared.projectId);
         f.stop?.();
@@ -214,13 +211,7 @@ export class RealtimeHub {
     this.closed = true;
     for (const f of this.followers.values()) f.stop?.();
     this.followers.clear();
-    this.opts.peers?.close();
-  }
-
-  private setUsed(projectId: string, n: number): void {
-    if (n === 0) this.used.delete(projectId);
-    else this.used.set(projectId, n);
-    this.opts.peers?.changed(projectId, n);
+    this.limits.close();
   }
 
   private channel(f: Follower, p: PreparedSubscription, id: string): Channel {
@@ -239,7 +230,7 @@ export class RealtimeHub {
   private follower(p: PreparedSubscription): Follower {
     const existing = this.followers.get(p.projectId);
     if (existing !== undefined) return existing;
-    const f: Follower = { channels: new Map(), size: 0, stop: null, ready: Promise.resolve(), chain: Promise.resolve(), position: null };
+    const f: Follower = { channels: new Map(), size: 0, stop: null, ready: Promise.resolve(), queue: [], draining: false, position: null };
     const scope: TailScope = { tenantId: p.tenantId, projectId: p.projectId };
     f.ready = this.opts.tail.start(scope, null).then((position) => {
       f.position = position;
@@ -257,9 +248,8 @@ export class RealtimeHub {
       event: (position, e) => {
         f.position = position;
         if (!e.type.startsWith('entity.')) return;
-        f.chain = f.chain.then(() => this.deliver(f, e)).catch((err) => {
-          this.opts.log.warn('realtime delivery failed', { eventId: e.id, error: err instanceof Error ? err.message : String(err) });
-        });
+        f.queue.push(e);
+        if (!f.draining) void this.drain(f, scope.projectId);
       },
       error: (err) => {
         this.opts.log.warn('realtime event follower failed; restarting', { projectId: scope.projectId, error: err instanceof Error ? err.message : String(err) });
@@ -272,45 +262,93 @@ export class RealtimeHub {
     });
   }
 
-  private async deliver(f: Follower, e: EventEnvelope): Promise<void> {
-    const data = e.data as { entity?: unknown; entityId?: unknown; changedFields?: unknown; branch?: unknown };
-    const entity = data.entity;
-    const kind = e.type.slice(e.type.lastIndexOf('.') + 1);
-    if (typeof entity !== 'string' || typeof data.entityId !== 'string') return;
-    const group = f.channels.get(groupKey(entity, typeof data.branch === 'string' ? data.branch : 'main'));
-    if (group === undefined) return;
-    const matched = kind === 'deleted' ? null : await this.rowChecks(group, data.entityId);
-    // Encoded once per event; each channel gets the shared bytes behind its own subscription id.
-    const tail = JSON.stringify({
-      kind, entity, entityId: data.entityId, changedFields: Array.isArray(data.changedFields) ? data.changedFields : [],
-      eventId: e.id, occurredAt: e.occurredAt, correlationId: e.correlationId, publicationVersion: e.publicationVersion,
-    }).slice(1);
-    for (const c of group.values()) {
-      if (c.check !== null && matched !== null && matched.get(c.check.key) !== true) continue;
-      const message = `{"type":"change","subscriptionId":${c.idJson},${tail}`;
-      if (c.joined > 0) this.publisher?.publish(c.topic, message);
-      for (const r of c.direct) r.send(message);
+  /** Delivers queued events in batches, one batch at a time (so a project runs one filter query at a time). */
+  private async drain(f: Follower, projectId: string): Promise<void> {
+    f.draining = true;
+    try {
+      while (f.queue.length > 0 && !this.closed && this.followers.get(projectId) === f) {
+        const batch = f.queue.splice(0, MAX_EVENTS_PER_BATCH);
+        try {
+          await this.deliverBatch(f, batch);
+        } catch (err) {
+          this.opts.log.warn('realtime delivery failed', { projectId, events: batch.length, error: err instanceof Error ? err.message : String(err) });
+        }
+      }
+    } finally {
+      f.draining = false;
     }
   }
 
-  /** Runs each distinct filter of the group once against the row (concurrently: a pool runs them in parallel). */
-  private async rowChecks(group: Map<string, Channel>, entityId: string): Promise<Map<string, boolean>> {
+  private async deliverBatch(f: Follower, batch: EventEnvelope[]): Promise<void> {
+    const changes: Change[] = [];
+    for (const e of batch) {
+      const c = changeOf(e);
+      if (c !== null) changes.push(c);
+    }
+    // Rows to check, per entity group with filtered channels (deletes are not checked).
+    const rows = new Map<string, Set<string>>();
+    for (const c of changes) {
+      if (c.kind === 'deleted' || !f.channels.has(c.group)) continue;
+      let ids = rows.get(c.group);
+      if (ids === undefined) rows.set(c.group, (ids = new Set()));
+      ids.add(c.entityId);
+    }
+    const matched = new Map<string, Matches>();
+    for (const [gk, ids] of rows) {
+      const group = f.channels.get(gk);
+      if (group !== undefined) matched.set(gk, await this.rowChecks(group, ids));
+    }
+    for (const c of changes) {
+      const group = f.channels.get(c.group);
+      if (group === undefined) continue;
+      const m = matched.get(c.group);
+      // Encoded once per event; each channel gets the shared bytes behind its own subscription id.
+      const tail = JSON.stringify({
+        kind: c.kind, entity: c.entity, entityId: c.entityId, changedFields: c.changedFields,
+        eventId: c.e.id, occurredAt: c.e.occurredAt, correlationId: c.e.correlationId, publicationVersion: c.e.publicationVersion,
+      }).slice(1);
+      const id = c.entityId.toLowerCase();
+      for (const ch of group.values()) {
+        // A channel whose filter was not evaluated (it joined during the checks) gets nothing of this batch.
+        if (ch.check !== null && c.kind !== 'deleted' && m?.get(ch.check.key)?.has(id) !== true) continue;
+        const message = `{"type":"change","subscriptionId":${ch.idJson},${tail}`;
+        if (ch.joined > 0) this.publisher?.publish(ch.topic, message);
+        for (const r of ch.direct) r.send(message);
+      }
+    }
+  }
+
+  /** Evaluates every distinct filter of the group over the rows, in bounded batched queries. */
+  private rowChecks(group: Map<string, Channel>, ids: Set<string>): Promise<Matches> {
     const checks = new Map<string, RowCheck>();
     for (const c of group.values()) if (c.check !== null) checks.set(c.check.key, c.check);
-    const matched = new Map<string, boolean>();
-    if (checks.size === 0) return matched;
-    await Promise.all([...checks.values()].map(async (check) => {
-      const values = check.values.slice();
-      values[0] = entityId;
-      try {
-        const r = await this.opts.db.query(check.text, values);
-        matched.set(check.key, r.rows.length > 0);
-      } catch (err) {
-        // A filter that no longer compiles against the table (schema changed) matches nothing.
-        matched.set(check.key, false);
-        this.opts.log.warn('realtime row check failed', { error: err instanceof Error ? err.message : String(err) });
-      }
-    }));
-    return matched;
+    return evaluateChecks(
+      (text, values) => this.slots.run(() => this.opts.db.query(text, values)),
+      [...checks.values()], ids,
+      // A filter that no longer compiles against the table (schema changed) matches nothing.
+      (err) => this.opts.log.warn('realtime row check failed', { error: err instanceof Error ? err.message : String(err) }),
+    );
   }
+}
+
+const holder = (p: PreparedSubscription) => ({ projectId: p.projectId, actor: p.actor, filterKey: p.check?.key ?? null });
+
+interface Change {
+  e: EventEnvelope;
+  kind: string;
+  entity: string;
+  entityId: string;
+  changedFields: unknown[];
+  /** The channel group: entity and branch. */
+  group: string;
+}
+
+function changeOf(e: EventEnvelope): Change | null {
+  const data = e.data as { entity?: unknown; entityId?: unknown; changedFields?: unknown; branch?: unknown };
+  if (typeof data.entity !== 'string' || typeof data.entityId !== 'string') return null;
+  return {
+    e, kind: e.type.slice(e.type.lastIndexOf('.') + 1), entity: data.entity, entityId: data.entityId,
+    changedFields: Array.isArray(data.changedFields) ? data.changedFields : [],
+    group: groupKey(data.entity, typeof data.branch === 'string' ? data.branch : 'main'),
+  };
 }

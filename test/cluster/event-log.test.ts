@@ -181,6 +181,10 @@ describe('event log on JetStream (3 NATS servers)', { skip: natsServerAvailable(
     stop2();
     assert.deepEqual(resumed, ids.slice(20));
     await assert.rejects(tail.start(s, 'e12'), /Last-Event-ID/);
+    // Past the stream's last sequence: never produced, so refused (422) rather than silently skipping ahead.
+    const end = Number((await tail.start(s, null)).slice(1));
+    assert.equal(await tail.start(s, `j${end}`), `j${end}`);
+    await assert.rejects(tail.start(s, `j${end + 1000}`), (e: { reasonCode?: string }) => e.reasonCode === 'Events.InvalidLastEventId' && /past the end/.test(String(e)));
   });
 
   it('throughput outbox → JetStream (R3) for 5,000 events', async () => {

@@ -156,6 +156,31 @@ forEachBackend('events tail (SSE)', (backend: Backend) => {
     assert.equal(errorOf({ status: bad.status, headers: bad.headers, body: await bad.json(), text: '' }).reasonCode, 'Events.InvalidLastEventId');
   });
 
+  it('a Last-Event-ID past the end of the log is 422 before any stream (events and audit tails); the end itself resumes', async () => {
+    // The project's newest position, read from a tail that saw a fresh write.
+    const live = await open();
+    const marker = await createCustomer('marker');
+    const seen = await live.waitFor((r) => r.envelope.data?.entityId === marker, 'marker event');
+    live.close();
+    const end = BigInt(seen.id.slice(1));
+    const refuse = async (path: string, lastEventId: string, reason: string): Promise<void> => {
+      const r = await fetch(`${server.url}${path}`, { headers: { ...auth, ...scopeHeaders, 'last-event-id': lastEventId } });
+      assert.equal(r.status, 422, `${path} with Last-Event-ID ${lastEventId}`);
+      assert.match(r.headers.get('content-type') ?? '', /application\/json/);
+      const e = errorOf({ status: r.status, headers: r.headers, body: await r.json(), text: '' });
+      assert.equal(e.reasonCode, reason);
+      assert.equal(e.field, 'Last-Event-ID');
+    };
+    await refuse('/api/events/tail', `e${end + 1000n}`, 'Events.InvalidLastEventId');
+    await refuse('/api/events/tail', 'e9223372036854775807', 'Events.InvalidLastEventId');
+    await refuse('/api/audit/tail', 'a9223372036854775807', 'Audit.InvalidLastEventId');
+    // The current end is a valid position: the stream opens and waits for later events.
+    const atEnd = await open({ 'last-event-id': seen.id });
+    const after = await createCustomer('after end');
+    await atEnd.waitFor((r) => r.envelope.data?.entityId === after, 'event after the end position');
+    atEnd.close();
+  });
+
   it('without a token → 401 JSON error, not a stream', async () => {
     const r = await fetch(`${server.url}/api/events/tail`, { headers: { ...scopeHeaders, accept: 'text/event-stream' } });
     assert.equal(r.status, 401);

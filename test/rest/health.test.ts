@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { after, before, it } from 'node:test';
 import { bootstrapProject, Client, errorOf } from '../support/client.js';
 import { forEachBackend, startServer, type TestServer } from '../support/server.js';
@@ -15,18 +16,41 @@ forEachBackend('health, readiness and the runtime fabric', (backend) => {
   });
   after(() => server.close());
 
-  it('answers liveness, readiness and health without a credential', async () => {
+  it('answers liveness, readiness and health without a credential, with the status only', async () => {
     const anon = new Client(server.url);
     const live = await anon.get('/api/health/live');
     assert.equal(live.status, 200);
-    assert.equal(live.body.status, 'live');
+    assert.deepEqual(live.body, { status: 'live' });
     const ready = await anon.get('/api/health/ready');
     assert.equal(ready.status, 200);
-    assert.deepEqual(ready.body.checks, { storage: 'ok' });
+    assert.deepEqual(ready.body, { status: 'ready', checks: { storage: 'ok' } });
     const health = await anon.get('/api/health');
+    assert.equal(health.status, 200);
+    assert.deepEqual(health.body, { status: 'ok' });
+  });
+
+  it('node id, mode, members and load (RSS, in flight) only for the admin bearer; a user token or a bad one sees the public answer', async () => {
+    const health = await admin.get('/api/health');
+    assert.equal(health.status, 200);
+    assert.equal(health.body.status, 'ok');
     assert.equal(health.body.mode, 'single');
+    assert.equal(typeof health.body.nodeId, 'string');
     assert.equal(health.body.members.length, 1);
     assert.equal(health.body.members[0].nodeId, health.body.nodeId);
+    assert.equal(typeof health.body.members[0].load.rssBytes, 'number');
+    assert.equal(typeof health.body.members[0].load.inFlight, 'number');
+    assert.equal((await admin.get('/api/health/live')).body.nodeId, health.body.nodeId);
+    assert.equal((await admin.get('/api/health/ready')).body.nodeId, health.body.nodeId);
+    const { client } = await bootstrapProject(server.url, server.adminToken);
+    const anon = client.with({ token: null });
+    const email = `${randomUUID()}@example.com`;
+    assert.equal((await anon.post('/api/identity/register', { email, password: 'long enough pw' })).status, 201);
+    const login = await anon.post('/api/identity/login', { email, password: 'long enough pw' });
+    for (const token of [login.body.data.accessToken as string, 'not-a-token']) {
+      const r = await new Client(server.url, { token }).get('/api/health');
+      assert.equal(r.status, 200);
+      assert.deepEqual(r.body, { status: 'ok' }, `token ${token.slice(0, 12)}…`);
+    }
   });
 
   it('lists this node in the project fabric (admin only)', async () => {

@@ -1,5 +1,6 @@
 import { decodeSeqCursor, encodeSeqCursor, logPageSize, seqOfPosition } from '../log-paging.js';
 import { followAudit, lastAuditSeq, listAudit, parseAuditFilter } from '../../audit/audit-store.js';
+import { validationFailed } from '../../errors/service-error.js';
 import { list } from '../envelopes.js';
 import { noGrants, type OperationSpec } from '../types.js';
 
@@ -30,7 +31,10 @@ export const AUDIT_SPECS = {
     const projectId = ctx.scope!.project.id;
     const db = ctx.services.db;
     const given = ctx.inv.lastEventId ?? ctx.inv.query.get('lastEventId') ?? null;
-    const after = given === null || given === '' ? await lastAuditSeq(db) : seqOf(given, 'Last-Event-ID', 'Audit.InvalidLastEventId');
+    const end = await lastAuditSeq(db);
+    const after = given === null || given === '' ? end : seqOf(given, 'Last-Event-ID', 'Audit.InvalidLastEventId');
+    // Past the end: no tail ever handed out this position; resuming after it would skip rows silently.
+    if (BigInt(after) > BigInt(end)) throw validationFailed('Audit.InvalidLastEventId', 'Last-Event-ID is past the end of the audit log', 'Last-Event-ID');
     const log = ctx.services.log;
     const correlationId = ctx.inv.correlationId;
     return {

@@ -1,25 +1,40 @@
 import { ServiceError, notFound } from '../../errors/service-error.js';
 import { readProject } from '../../control/project-store.js';
 import { control } from '../envelopes.js';
-import { noGrants, type OperationSpec } from '../types.js';
+import { noGrants, type OperationContext, type OperationSpec } from '../types.js';
 
 const publicOp = (id: string, execute: OperationSpec['execute']): OperationSpec => ({ id, authn: 'public', scope: 'none', grants: noGrants, execute });
 
 /**
+ * The routes are public (a balancer or orchestrator probes them without a
+ * credential), so an anonymous caller learns only the status. Node id,
+ * topology and load (RSS, requests in flight) help an attacker fingerprint
+ * and time a node, so they need the platform admin bearer on the same route.
+ * A user token or a bad bearer gets the public answer (public routes ignore
+ * a stale credential).
+ */
+const isAdmin = (ctx: OperationContext): boolean => ctx.actor.kind === 'admin';
+
+/**
  * Liveness says the process answers; readiness says it should get traffic
- * (dependencies reachable, not draining). Health adds membership. None of
- * them needs a credential, and none reveals tenant data.
+ * (dependencies reachable, not draining). Health adds membership for the
+ * admin. None of them reveals tenant data.
  */
 export const HEALTH_SPECS = {
   health: publicOp('Platform.Health', async (ctx) => {
     const node = ctx.services.node;
+    const status = node.draining ? 'draining' : 'ok';
+    if (!isAdmin(ctx)) return { status: 200, body: { status } };
     const members = await node.members().catch(() => []);
     return {
       status: 200,
-      body: { status: node.draining ? 'draining' : 'ok', nodeId: ctx.services.nodeId, mode: node.mode, members: members.map((m) => ({ nodeId: m.nodeId, updatedAt: m.updatedAt, load: m.load })), correlationId: ctx.inv.correlationId },
+      body: { status, nodeId: ctx.services.nodeId, mode: node.mode, members: members.map((m) => ({ nodeId: m.nodeId, updatedAt: m.updatedAt, load: m.load })), correlationId: ctx.inv.correlationId },
     };
   }),
-  live: publicOp('Platform.Health.Live', async (ctx) => ({ status: 200, body: { status: 'live', nodeId: ctx.services.nodeId, correlationId: ctx.inv.correlationId } })),
+  live: publicOp('Platform.Health.Live', async (ctx) => ({
+    status: 200,
+    body: isAdmin(ctx) ? { status: 'live', nodeId: ctx.services.nodeId, correlationId: ctx.inv.correlationId } : { status: 'live' },
+  })),
   ready: publicOp('Platform.Health.Ready', async (ctx) => {
     const node = ctx.services.node;
     const { ok, checks } = await node.check();
@@ -27,7 +42,7 @@ export const HEALTH_SPECS = {
     if (!ok || node.draining) {
       throw new ServiceError('UNAVAILABLE', 'Node.NotReady', `not ready: ${Object.entries(checks).filter(([, v]) => v !== 'ok').map(([k, v]) => `${k}=${v}`).join(', ')}`, { retryable: true });
     }
-    return { status: 200, body: { status: 'ready', nodeId: ctx.services.nodeId, checks, correlationId: ctx.inv.correlationId } };
+    return { status: 200, body: isAdmin(ctx) ? { status: 'ready', nodeId: ctx.services.nodeId, checks, correlationId: ctx.inv.correlationId } : { status: 'ready', checks } };
   }),
   fabric: {
     id: 'RuntimeFabric.Fabric', authn: 'admin', scope: 'none', grants: noGrants,

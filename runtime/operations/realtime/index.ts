@@ -45,14 +45,22 @@ function prepare(ctx: OperationContext): PreparedSubscription {
   let check: RowCheck | null = null;
   if (text !== undefined || (raw !== undefined && raw !== null)) {
     const node = text !== undefined ? parseFilterText(text, entity) : parseFilter(raw, entity);
-    const params = new SqlParams(1);
-    const cond = filterToSql(node, entity.entityName, 't', filterTarget(entity), params);
-    const sql = `SELECT 1 FROM ${entity.table} t WHERE t.id = $1::uuid${entity.liveClause} AND ${cond}`;
-    check = { key: `${sql}\u0000${JSON.stringify(params.values.slice(1))}`, text: sql, values: params.values };
+    const target = filterTarget(entity);
+    // Compiled once here for its identity; the hub re-numbers it into each batched query.
+    const params = new SqlParams();
+    const cond = filterToSql(node, entity.entityName, 't', target, params);
+    check = {
+      key: `${entity.table}\u0000${cond}\u0000${JSON.stringify(params.values)}`,
+      table: entity.table, live: entity.liveClause, paramCount: params.values.length,
+      predicate: (into) => filterToSql(node, entity.entityName, 't', target, into),
+    };
   }
   const scope = ctx.scope!;
-  return { tenantId: scope.tenant.id, projectId: scope.project.id, branch: scope.branch, entity: entity.entityName, check };
+  return { tenantId: scope.tenant.id, projectId: scope.project.id, branch: scope.branch, entity: entity.entityName, actor: actorOf(ctx), check };
 }
+
+/** Who a subscription counts against per actor: a user subject; the platform admin is not limited per actor. */
+const actorOf = (ctx: OperationContext): string | null => (ctx.actor.kind === 'admin' ? null : ctx.actor.label);
 
 /**
  * Realtime operations. Every one runs through dispatch(): authentication,
@@ -63,7 +71,7 @@ export const REALTIME_SPECS = {
   connect: {
     id: 'Realtime.Connect', authn: 'user', scope: 'project', grants: noGrants,
     execute: async (ctx) => {
-      hubOf(ctx).checkQuota(ctx.scope!.project.id);
+      hubOf(ctx).checkQuota(ctx.scope!.project.id, actorOf(ctx));
       return { status: 200, body: { tenantId: ctx.scope!.tenant.id, projectId: ctx.scope!.project.id, branch: ctx.scope!.branch } };
     },
   },
@@ -72,7 +80,7 @@ export const REALTIME_SPECS = {
     id: 'Realtime.Subscribe', authn: 'user', scope: 'project', grants: readGrant,
     execute: async (ctx) => {
       const prepared = prepare(ctx);
-      hubOf(ctx).reserve(prepared.projectId);
+      hubOf(ctx).reserve(prepared);
       return { status: 200, body: prepared };
     },
   },
@@ -82,10 +90,10 @@ export const REALTIME_SPECS = {
     execute: async (ctx) => {
       const hub = hubOf(ctx);
       const prepared = prepare(ctx);
-      hub.reserve(prepared.projectId);
+      hub.reserve(prepared);
       const id = ctx.inv.query.get('id') ?? 'sse';
       if (id.length > 64) {
-        hub.release(prepared.projectId);
+        hub.release(prepared);
         throw validationFailed('Realtime.InvalidSubscriptionId', 'id is at most 64 characters', 'id');
       }
       let sink: { send(event: string, data: string): boolean } | null = null;

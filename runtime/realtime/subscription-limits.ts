@@ -1,0 +1,145 @@
+import { ServiceError } from '../errors/service-error.js';
+
+/** Subscriptions held by the other nodes of a cluster, for the per-project quota. */
+export interface PeerUsage {
+  /** Subscriptions the other live nodes hold for the project (as last announced). */
+  othersOf(projectId: string): number;
+  /** This node's count for the project changed (the peers are told, debounced). */
+  changed(projectId: string, count: number): void;
+  close(): void;
+}
+
+/** Configured bounds (node/config.ts: REALTIME_MAX_*). */
+export interface RealtimeLimits {
+  /** Concurrent subscriptions per project, cluster-wide when peers are known (spec: 1,000). */
+  perProject: number;
+  /** Subscriptions on one WebSocket connection (an SSE stream is one subscription). */
+  perConnection: number;
+  /** Subscriptions of one actor (user subject) in one project, counted per node; the platform admin is not counted. */
+  perActor: number;
+  /** Distinct filters per project, counted per node: each costs a column in every check of its entity. */
+  filtersPerProject: number;
+}
+
+export const DEFAULT_REALTIME_LIMITS: RealtimeLimits = { perProject: 1000, perConnection: 100, perActor: 200, filtersPerProject: 500 };
+
+export const QUOTA_KIND = 'realtime.subscriptions.concurrent';
+export const FILTER_QUOTA_KIND = 'realtime.filters.distinct';
+
+/** What one subscription slot counts against. */
+export interface SlotHolder {
+  projectId: string;
+  /** The actor's label (`user:<subject>`); null for the platform admin (not limited per actor). */
+  actor: string | null;
+  /** The distinct filter (its row check key, table included); null when unfiltered. */
+  filterKey: string | null;
+}
+
+/**
+ * The same 429 QUOTA_EXCEEDED shape for every realtime bound (headers,
+ * and `quota` in WebSocket error messages); the reasonCode says which bound.
+ * A concurrency quota: a slot frees when a subscription ends (reset 0).
+ */
+function quotaError(reasonCode: string, message: string, kind: string, limit: number, used: number): ServiceError {
+  return new ServiceError('QUOTA_EXCEEDED', reasonCode, message, {
+    headers: { 'X-Service-Quota-Kind': kind, 'X-Service-Quota-Limit': String(limit), 'X-Service-Quota-Used': String(used), 'X-Service-Quota-Reset': '0' },
+  });
+}
+
+const actorKey = (projectId: string, actor: string): string => `${projectId}\u0000${actor}`;
+
+/**
+ * Realtime subscription accounting on one node. Slots are taken
+ * synchronously (`reserve`), so concurrent subscribes on this node cannot
+ * overshoot any bound; `release` gives them back. Checks run narrowest
+ * first: actor, then distinct filters, then project.
+ */
+export class SubscriptionLimits {
+  private readonly used = new Map<string, number>();
+  private readonly byActor = new Map<string, number>();
+  /** Per project: distinct filter key → subscriptions (and reservations) using it. */
+  private readonly filters = new Map<string, Map<string, number>>();
+
+  constructor(readonly limits: RealtimeLimits, private readonly peers?: PeerUsage) {}
+
+  /** Subscriptions (and reserved slots) of a project: this node's, plus the peers' in cluster mode. */
+  usedBy(projectId: string): number {
+    return this.localUsedBy(projectId) + (this.peers?.othersOf(projectId) ?? 0);
+  }
+
+  localUsedBy(projectId: string): number {
+    return this.used.get(projectId) ?? 0;
+  }
+
+  actorUsed(projectId: string, actor: string): number {
+    return this.byActor.get(actorKey(projectId, actor)) ?? 0;
+  }
+
+  distinctFilters(projectId: string): number {
+    return this.filters.get(projectId)?.size ?? 0;
+  }
+
+  /** Handshake check: 429 when the actor or the project has no free slot. */
+  check(projectId: string, actor: string | null): void {
+    if (actor !== null) {
+      const n = this.actorUsed(projectId, actor);
+      if (n >= this.limits.perActor) {
+        throw quotaError('Quota.RealtimeSubscriptionsPerActor', `at most ${this.limits.perActor} realtime subscriptions per user in a project`, QUOTA_KIND, this.limits.perActor, n);
+      }
+    }
+    const used = this.usedBy(projectId);
+    if (used >= this.limits.perProject) {
+      throw quotaError('Quota.RealtimeSubscriptions', `at most ${this.limits.perProject} realtime subscriptions per project`, QUOTA_KIND, this.limits.perProject, used);
+    }
+  }
+
+  /** 429 for a connection that already holds `used` subscriptions (in flight included), or null. */
+  connectionFull(used: number): ServiceError | null {
+    if (used < this.limits.perConnection) return null;
+    return quotaError('Quota.RealtimeSubscriptionsPerConnection', `at most ${this.limits.perConnection} realtime subscriptions per connection`, QUOTA_KIND, this.limits.perConnection, used);
+  }
+
+  /** Takes a slot for the holder; 429 (nothing taken) when a bound is reached. */
+  reserve(h: SlotHolder): void {
+    this.check(h.projectId, h.actor);
+    const filters = this.filters.get(h.projectId);
+    if (h.filterKey !== null && filters?.has(h.filterKey) !== true && (filters?.size ?? 0) >= this.limits.filtersPerProject) {
+      throw quotaError('Quota.RealtimeFilters', `at most ${this.limits.filtersPerProject} distinct realtime filters per project (subscribers sharing a filter count once)`, FILTER_QUOTA_KIND, this.limits.filtersPerProject, filters?.size ?? 0);
+    }
+    this.setUsed(h.projectId, this.localUsedBy(h.projectId) + 1);
+    if (h.actor !== null) this.byActor.set(actorKey(h.projectId, h.actor), this.actorUsed(h.projectId, h.actor) + 1);
+    if (h.filterKey !== null) {
+      const m = filters ?? new Map<string, number>();
+      m.set(h.filterKey, (m.get(h.filterKey) ?? 0) + 1);
+      this.filters.set(h.projectId, m);
+    }
+  }
+
+  /** Gives back a slot taken by reserve(). */
+  release(h: SlotHolder): void {
+    this.setUsed(h.projectId, Math.max(0, this.localUsedBy(h.projectId) - 1));
+    if (h.actor !== null) {
+      const k = actorKey(h.projectId, h.actor);
+      const n = (this.byActor.get(k) ?? 0) - 1;
+      if (n > 0) this.byActor.set(k, n);
+      else this.byActor.delete(k);
+    }
+    if (h.filterKey !== null) {
+      const m = this.filters.get(h.projectId);
+      const n = (m?.get(h.filterKey) ?? 0) - 1;
+      if (n > 0) m!.set(h.filterKey, n);
+      else m?.delete(h.filterKey);
+      if (m?.size === 0) this.filters.delete(h.projectId);
+    }
+  }
+
+  close(): void {
+    this.peers?.close();
+  }
+
+  private setUsed(projectId: string, n: number): void {
+    if (n === 0) this.used.delete(projectId);
+    else this.used.set(projectId, n);
+    this.peers?.changed(projectId, n);
+  }
+}
