@@ -1,9 +1,10 @@
 import { validationFailed } from '../errors/service-error.js';
 import type { FilterNode } from '../filter/ast.js';
+import { requestFilterGrants } from '../filter/grants.js';
 import { parseFilterText } from '../filter/parse.js';
 import type { Relation } from '../publication/relations.js';
 import type { CompiledEntity } from './compiled-entity.js';
-import { parseInclude } from './include.js';
+import { includeGrants, parseInclude } from './include.js';
 import { parseFieldsParam } from './row-output.js';
 import { decodeCursor, type CursorState } from './cursor.js';
 
@@ -56,6 +57,18 @@ function parseSort(entity: CompiledEntity, text: string | undefined): SortKey[] 
     out.push({ field, desc });
   }
   return out;
+}
+
+/**
+ * Read grants a list query needs beyond the operation's own (stage 4): the
+ * related entities its filter reaches and, unless `filterOnly` (count), the
+ * relations it includes. Sort and `fields` name only the entity's own
+ * columns (parseSort, parseFieldsParam), so they reach no other entity.
+ */
+export function listGrants(entity: CompiledEntity, q: ReadonlyMap<string, string>, filterOnly = false): string[] {
+  const text = q.get('filter');
+  const grants = requestFilterGrants(entity, text === undefined || text === '' ? null : { text });
+  return filterOnly ? grants : [...grants, ...includeGrants(entity, q.get('include'))];
 }
 
 /** Validates every list parameter up front; nothing reaches SQL unchecked. */
