@@ -80,7 +80,7 @@ export function parseListParams(entity: CompiledEntity, q: ReadonlyMap<string, s
   const pageSize = positiveInt('pageSize', q.get('pageSize'), 50 > maxPageSize ? maxPageSize : 50, maxPageSize, 'Query.PageSizeTooLarge');
   const page = positiveInt('page', q.get('page'), 1, MAX_PAGE, 'Query.PageTooLarge');
   const cursorText = q.get('cursor');
-  const cursor = cursorText === undefined || cursorText === '' ? null : decodeCursor(cursorText, shapeKey, sort.length + 1);
+  const cursor = cursorText === undefined || cursorText === '' ? null : decodeCursor(cursorText, shapeKey, [...sort.map((k) => entity.queryableFields.get(k.field)!), entity.queryableFields.get('id')!]);
   const total = q.get('includeTotal');
   if (total !== undefined && total !== 'true' && total !== 'false') throw validationFailed('Query.InvalidIncludeTotal', 'includeTotal must be true or false', 'includeTotal');
   return {
