@@ -2,13 +2,7 @@ import { validationFailed, type ServiceError } from '../errors/service-error.js'
 import { ENTITY_NAME, ENUM_VALUE, FIELD_NAME, collectionName } from './naming.js';
 import { FIELD_TYPES, GENERATED_FIELDS, type EntityDef, type FieldDef, type FieldType, type ProjectModel } from './model.js';
 import { checkFieldValue } from '../entities/field-values.js';
-
-/** Segments under /api/{entity}/… that a collection name must not shadow. */
-const RESERVED_COLLECTIONS = new Set([
-  'tenantRecords', 'projectRecords', 'schemas', 'identities', 'events', 'audits', 'webhooks', 'realtimes', 'operations',
-  'openapi.json', 'openapi.yaml', 'projects', 'branches', 'sandboxes', 'proposals', 'deployments', 'usages', 'versions',
-]);
-const RESERVED_ENTITY_NAMES = new Set(['TenantRecord', 'ProjectRecord', 'OrganizationRecord', 'Schema', 'Event', 'Query', 'Mutation', 'Subscription', 'PageInfo', 'DeleteResult']);
+import { RESERVED_COLLECTIONS, RESERVED_ENTITY_NAMES, RESERVED_FIELD_NAMES, nameProblems } from './validate-names.js';
 
 const MAX_FIELDS = 200;
 const MAX_ENUM_VALUES = 500;
@@ -68,7 +62,10 @@ export function parseEntityDefinition(body: unknown, model: ProjectModel): { def
     fields.push(f);
   });
   if (problems.length > 0) return { problems };
-  return { def: { entityName: entityName as string, fields, softDelete: softDelete as boolean }, problems };
+  const def: EntityDef = { entityName: entityName as string, fields, softDelete: softDelete as boolean };
+  problems.push(...nameProblems(def, model));
+  if (problems.length > 0) return { problems };
+  return { def, problems };
 }
 
 function parseField(raw: unknown, at: string, bad: (field: string, reason: string, message: string) => void): FieldDef | undefined {
@@ -87,6 +84,7 @@ function parseField(raw: unknown, at: string, bad: (field: string, reason: strin
   const { name, type } = raw;
   if (typeof name !== 'string' || !FIELD_NAME.test(name)) fail(`${at}.name`, 'InvalidFieldName', 'field name must match ^[a-z][A-Za-z0-9]{0,62}$');
   else if ((GENERATED_FIELDS as readonly string[]).includes(name)) fail(`${at}.name`, 'ReservedFieldName', `'${name}' is a generated field`);
+  else if (RESERVED_FIELD_NAMES.has(name)) fail(`${at}.name`, 'ReservedFieldName', `'${name}' is a filter keyword`);
   if (type === 'Unspecified') fail(`${at}.type`, 'UnspecifiedKind', 'type Unspecified is never resolved; name a concrete type');
   else if (typeof type !== 'string' || !(FIELD_TYPES as readonly string[]).includes(type)) fail(`${at}.type`, 'UnknownFieldType', `type must be one of ${FIELD_TYPES.join(', ')}`);
   const nullable = raw.nullable ?? false;
