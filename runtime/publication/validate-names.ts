@@ -96,7 +96,9 @@ export function nameProblems(def: EntityDef, model: ProjectModel): NameProblem[]
   const problems: NameProblem[] = [];
   const others = model.entities.filter((e) => e.entityName !== def.entityName);
   const mine = rootFields(def.entityName);
-  for (const o of others) {
+  // An alter keeps the entity's name: its name collisions, if any, predate this change.
+  const isNew = others.length === model.entities.length;
+  for (const o of isNew ? others : []) {
     if (collectionName(o.entityName) === mine[1]) {
       problems.push({ field: 'entityName', reasonCode: 'Schema.NameCollision', message: `'${def.entityName}' and '${o.entityName}' both have the collection name '${mine[1]}'` });
       continue;

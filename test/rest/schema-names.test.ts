@@ -7,6 +7,8 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { STATIC_ROUTES } from '../../adapters/rest/routes.js';
 import { collectionName } from '../../runtime/publication/naming.js';
+import type { EntityDef } from '../../runtime/publication/model.js';
+import { parseEntityDefinition } from '../../runtime/publication/validate-definition.js';
 import { RESERVED_COLLECTIONS } from '../../runtime/publication/validate-names.js';
 import { bootstrapProject, defineEntity, errorOf, type Client } from '../support/client.js';
 import { forEachBackend, startServer, type TestServer } from '../support/server.js';
@@ -19,6 +21,23 @@ describe('reserved collection names', () => {
       // Collection names are lower camel case (naming.ts); capitalised heads (`Schema`, `TenantRecord`) cannot collide.
       if (/^[a-z]/.test(head)) assert.ok(RESERVED_COLLECTIONS.has(head), `fixed route /api/${r.path} starts with '${head}', which is not reserved`);
     }
+  });
+
+  it('do not lock entities a model already held before the rules: their alters still validate', () => {
+    const field = (name: string, references: string | null = null): EntityDef['fields'][number] => ({ name, type: references === null ? 'String' : 'ID', nullable: true, unique: false, default: null, values: [], references });
+    const legacy = { entities: [
+      { entityName: 'Bus', fields: [field('plate')], softDelete: false },
+      { entityName: 'Buse', fields: [field('in'), field('orders')], softDelete: false },
+      { entityName: 'Order', fields: [field('buse', 'Buse')], softDelete: false },
+      { entityName: 'String', fields: [], softDelete: false },
+    ] };
+    const alter = (entityName: string, names: string[], refs: Record<string, string> = {}) => parseEntityDefinition({ entityName, fields: names.map((n) => ({ name: n, type: refs[n] === undefined ? 'String' : 'ID', nullable: true, ...(refs[n] === undefined ? {} : { references: refs[n] }) })) }, legacy).problems;
+    assert.deepEqual(alter('Buse', ['in', 'orders', 'extra']), []);
+    assert.deepEqual(alter('Order', ['buse', 'note'], { buse: 'Buse' }), []);
+    assert.deepEqual(alter('String', ['x']), []);
+    // New names are still judged.
+    assert.equal(alter('Buse', ['in', 'orders', 'or'])[0]?.reasonCode, 'Schema.ReservedFieldName');
+    assert.equal(alter('Busis', [])[0]?.reasonCode, undefined, 'an unrelated new entity is fine');
   });
 });
 
