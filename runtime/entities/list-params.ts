@@ -1,9 +1,10 @@
 import { validationFailed } from '../errors/service-error.js';
 import type { FilterNode } from '../filter/ast.js';
+import { requestFilterGrants } from '../filter/grants.js';
 import { parseFilterText } from '../filter/parse.js';
 import type { Relation } from '../publication/relations.js';
 import type { CompiledEntity } from './compiled-entity.js';
-import { parseInclude } from './include.js';
+import { includeGrants, parseInclude } from './include.js';
 import { parseFieldsParam } from './row-output.js';
 import { decodeCursor, type CursorState } from './cursor.js';
 
@@ -58,6 +59,18 @@ function parseSort(entity: CompiledEntity, text: string | undefined): SortKey[] 
   return out;
 }
 
+/**
+ * Read grants a list query needs beyond the operation's own (stage 4): the
+ * related entities its filter reaches and, unless `filterOnly` (count), the
+ * relations it includes. Sort and `fields` name only the entity's own
+ * columns (parseSort, parseFieldsParam), so they reach no other entity.
+ */
+export function listGrants(entity: CompiledEntity, q: ReadonlyMap<string, string>, filterOnly = false): string[] {
+  const text = q.get('filter');
+  const grants = requestFilterGrants(entity, text === undefined || text === '' ? null : { text });
+  return filterOnly ? grants : [...grants, ...includeGrants(entity, q.get('include'))];
+}
+
 /** Validates every list parameter up front; nothing reaches SQL unchecked. */
 export function parseListParams(entity: CompiledEntity, q: ReadonlyMap<string, string>, maxPageSize: number): ListParams {
   const filterText = q.get('filter');
@@ -67,7 +80,7 @@ export function parseListParams(entity: CompiledEntity, q: ReadonlyMap<string, s
   const pageSize = positiveInt('pageSize', q.get('pageSize'), 50 > maxPageSize ? maxPageSize : 50, maxPageSize, 'Query.PageSizeTooLarge');
   const page = positiveInt('page', q.get('page'), 1, MAX_PAGE, 'Query.PageTooLarge');
   const cursorText = q.get('cursor');
-  const cursor = cursorText === undefined || cursorText === '' ? null : decodeCursor(cursorText, shapeKey, sort.length + 1);
+  const cursor = cursorText === undefined || cursorText === '' ? null : decodeCursor(cursorText, shapeKey, [...sort.map((k) => entity.queryableFields.get(k.field)!), entity.queryableFields.get('id')!]);
   const total = q.get('includeTotal');
   if (total !== undefined && total !== 'true' && total !== 'false') throw validationFailed('Query.InvalidIncludeTotal', 'includeTotal must be true or false', 'includeTotal');
   return {

@@ -1,6 +1,7 @@
 import { quoteIdent } from '../../storage/index.js';
 import { filterToSql, SqlParams, type SqlFilterTarget } from '../filter/to-sql.js';
 import type { FieldDef } from '../publication/model.js';
+import { toSqlParam } from './field-values.js';
 import type { CompiledEntity } from './compiled-entity.js';
 import { encodeCursor } from './cursor.js';
 import type { ListParams, SortKey } from './list-params.js';
@@ -36,7 +37,11 @@ function afterCursorSql(entity: CompiledEntity, sort: readonly SortKey[], values
     ...sort.map((k) => ({ col: `t.${quoteIdent(k.field)}`, desc: k.desc, field: entity.queryableFields.get(k.field)! })),
     { col: 't.id', desc: false, field: null },
   ];
-  const param = (i: number): string => sql.add(values[i]) + (keys[i]!.field === null ? '::uuid' : CAST[keys[i]!.field!.type] ?? '');
+  // Values were checked against their key's type when the cursor was decoded (cursor.ts).
+  const param = (i: number): string => {
+    const f = keys[i]!.field;
+    return f === null ? `${sql.add(values[i])}::uuid` : sql.add(toSqlParam(f, values[i])) + (CAST[f.type] ?? '');
+  };
   const equal = (i: number): string => (values[i] === null ? `${keys[i]!.col} IS NULL` : `${keys[i]!.col} = ${param(i)}`);
   const after = (i: number): string | null => {
     const { col, desc } = keys[i]!;

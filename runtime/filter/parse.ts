@@ -18,6 +18,9 @@ const LIKE_TYPES: ReadonlySet<string> = new Set(['String', 'ID', 'Enum']);
 class Parser {
   private nodes = 0;
 
+  /** `reached` collects every related entity the filter enters, as soon as it enters it (see filter/grants.ts). */
+  constructor(private readonly reached: Set<string> | undefined) {}
+
   fail(path: string, message: string, reason = 'InvalidFilter'): ServiceError {
     return validationFailed(`Filter.${reason}`, message, path === '' ? 'filter' : `filter.${path}`);
   }
@@ -50,6 +53,7 @@ class Parser {
     const ops = Object.keys(raw);
     // A reference field either compares its own id value or nests a filter on the related entity.
     if (related !== undefined && ops.length > 0 && ops.every((k) => !(COMPARISON_OPS as readonly string[]).includes(k))) {
+      this.reached?.add(related.entityName);
       return { kind: 'related', field: name, entity: related.entityName, item: this.object(raw, related, at, depth + 1) };
     }
     if (ops.length === 0) throw this.fail(at, `field '${name}' needs an operator`);
@@ -101,13 +105,17 @@ class Parser {
   }
 }
 
-/** Parses filter JSON (already decoded) against an entity. Throws 422 with the offending path. */
-export function parseFilter(raw: unknown, entity: FilterableEntity): FilterNode {
-  return new Parser().object(raw, entity, '', 1);
+/**
+ * Parses filter JSON (already decoded) against an entity. Throws 422 with the
+ * offending path. `reached`, when given, receives the related entities the
+ * filter entered, even when parsing fails further on.
+ */
+export function parseFilter(raw: unknown, entity: FilterableEntity, reached?: Set<string>): FilterNode {
+  return new Parser(reached).object(raw, entity, '', 1);
 }
 
 /** Decodes filter text from a query string, then parses it. */
-export function parseFilterText(text: string, entity: FilterableEntity): FilterNode {
+export function parseFilterText(text: string, entity: FilterableEntity, reached?: Set<string>): FilterNode {
   if (Buffer.byteLength(text) > FILTER_LIMITS.maxTextBytes) {
     throw validationFailed('Filter.TooLarge', `filter text longer than ${FILTER_LIMITS.maxTextBytes} bytes`, 'filter');
   }
@@ -117,5 +125,5 @@ export function parseFilterText(text: string, entity: FilterableEntity): FilterN
   } catch {
     throw validationFailed('Filter.MalformedJson', 'filter is not valid JSON', 'filter');
   }
-  return parseFilter(raw, entity);
+  return parseFilter(raw, entity, reached);
 }

@@ -2,13 +2,7 @@ import { validationFailed, type ServiceError } from '../errors/service-error.js'
 import { ENTITY_NAME, ENUM_VALUE, FIELD_NAME, collectionName } from './naming.js';
 import { FIELD_TYPES, GENERATED_FIELDS, type EntityDef, type FieldDef, type FieldType, type ProjectModel } from './model.js';
 import { checkFieldValue } from '../entities/field-values.js';
-
-/** Segments under /api/{entity}/… that a collection name must not shadow. */
-const RESERVED_COLLECTIONS = new Set([
-  'tenantRecords', 'projectRecords', 'schemas', 'identities', 'events', 'audits', 'webhooks', 'realtimes', 'operations',
-  'openapi.json', 'openapi.yaml', 'projects', 'branches', 'sandboxes', 'proposals', 'deployments', 'usages', 'versions',
-]);
-const RESERVED_ENTITY_NAMES = new Set(['TenantRecord', 'ProjectRecord', 'OrganizationRecord', 'Schema', 'Event', 'Query', 'Mutation', 'Subscription', 'PageInfo', 'DeleteResult']);
+import { RESERVED_COLLECTIONS, RESERVED_ENTITY_NAMES, RESERVED_FIELD_NAMES, nameProblems } from './validate-names.js';
 
 const MAX_FIELDS = 200;
 const MAX_ENUM_VALUES = 500;
@@ -41,7 +35,8 @@ export function parseEntityDefinition(body: unknown, model: ProjectModel): { def
   const entityName = body.entityName;
   if (typeof entityName !== 'string' || !ENTITY_NAME.test(entityName)) {
     bad('entityName', 'InvalidEntityName', 'entityName must match ^[A-Z][A-Za-z0-9]{0,62}$');
-  } else if (RESERVED_ENTITY_NAMES.has(entityName) || RESERVED_COLLECTIONS.has(collectionName(entityName))) {
+  } else if ((RESERVED_ENTITY_NAMES.has(entityName) || RESERVED_COLLECTIONS.has(collectionName(entityName))) && !model.entities.some((e) => e.entityName === entityName)) {
+    // An entity that already exists keeps its name (an alter never renames): only new entities are refused.
     bad('entityName', 'ReservedEntityName', `'${entityName}' is reserved`);
   }
   const softDelete = body.softDelete ?? false;
@@ -53,9 +48,12 @@ export function parseEntityDefinition(body: unknown, model: ProjectModel): { def
   if (body.fields.length > MAX_FIELDS) bad('fields', 'TooManyFields', `at most ${MAX_FIELDS} fields`);
   const fields: FieldDef[] = [];
   const seen = new Set<string>();
+  // A field an existing entity already has keeps its name (it predates the reserved words), so the entity stays alterable.
+  const existing = typeof entityName === 'string' ? model.entities.find((e) => e.entityName === entityName) : undefined;
+  const kept = new Set(existing?.fields.map((f) => f.name) ?? []);
   body.fields.slice(0, MAX_FIELDS).forEach((raw, i) => {
     const at = `fields[${i}]`;
-    const f = parseField(raw, at, bad);
+    const f = parseField(raw, at, bad, kept);
     if (f === undefined) return;
     if (seen.has(f.name)) return bad(`${at}.name`, 'DuplicateField', `field '${f.name}' is defined twice`);
     seen.add(f.name);
@@ -68,10 +66,13 @@ export function parseEntityDefinition(body: unknown, model: ProjectModel): { def
     fields.push(f);
   });
   if (problems.length > 0) return { problems };
-  return { def: { entityName: entityName as string, fields, softDelete: softDelete as boolean }, problems };
+  const def: EntityDef = { entityName: entityName as string, fields, softDelete: softDelete as boolean };
+  problems.push(...nameProblems(def, model));
+  if (problems.length > 0) return { problems };
+  return { def, problems };
 }
 
-function parseField(raw: unknown, at: string, bad: (field: string, reason: string, message: string) => void): FieldDef | undefined {
+function parseField(raw: unknown, at: string, bad: (field: string, reason: string, message: string) => void, kept: ReadonlySet<string>): FieldDef | undefined {
   if (!isObject(raw)) {
     bad(at, 'InvalidField', 'a field must be an object');
     return undefined;
@@ -87,6 +88,7 @@ function parseField(raw: unknown, at: string, bad: (field: string, reason: strin
   const { name, type } = raw;
   if (typeof name !== 'string' || !FIELD_NAME.test(name)) fail(`${at}.name`, 'InvalidFieldName', 'field name must match ^[a-z][A-Za-z0-9]{0,62}$');
   else if ((GENERATED_FIELDS as readonly string[]).includes(name)) fail(`${at}.name`, 'ReservedFieldName', `'${name}' is a generated field`);
+  else if (RESERVED_FIELD_NAMES.has(name) && !kept.has(name)) fail(`${at}.name`, 'ReservedFieldName', `'${name}' is a filter keyword`);
   if (type === 'Unspecified') fail(`${at}.type`, 'UnspecifiedKind', 'type Unspecified is never resolved; name a concrete type');
   else if (typeof type !== 'string' || !(FIELD_TYPES as readonly string[]).includes(type)) fail(`${at}.type`, 'UnknownFieldType', `type must be one of ${FIELD_TYPES.join(', ')}`);
   const nullable = raw.nullable ?? false;

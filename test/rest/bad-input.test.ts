@@ -20,8 +20,8 @@ import { forEachBackend, startServer, type TestServer } from '../support/server.
 import { abortMidBody, checkReply, describeInput, expectError, expectOk, postChunked, rawRequest, send, type Api } from './bad-input/http.js';
 import {
   ABSENT, CUSTOMER_DEF, ENTITY_NAME, ORDER_DEF, csvReasons, customerCaseArb, filterCaseArb, headerCaseArb, httpTrim, intParamReasons,
-  listCaseArb, orderCaseArb, pathCaseArb, rawBodyArb, rawBodyReason, sortOutcome, type CustomerCase, type EntityKey, type FieldCase,
-  type ListCase, type OrderCase,
+  forgedCursorArb, listCaseArb, orderCaseArb, pathCaseArb, rawBodyArb, rawBodyReason, relatedFilterArb, sortOutcome, type CustomerCase,
+  type EntityKey, type FieldCase, type ListCase, type OrderCase,
 } from './bad-input/gen.js';
 
 const SEED = Number(process.env.BAD_INPUT_SEED ?? 20_250_611);
@@ -99,6 +99,8 @@ function assertFieldErrors(e: { errors?: Array<{ field: string; reasonCode: stri
 forEachBackend('bad input', (backend) => {
   let server: TestServer;
   let api: Api;
+  /** A user holding only entity:Order:* (no read on Customer). */
+  let orderUser: Api;
   let scope: { tenant: string; tenantId: string; project: string; projectId: string };
   const tally = { runs: 0 };
   /** Writes that succeeded: the counts the end of the suite must find. */
@@ -144,6 +146,13 @@ forEachBackend('bad input', (backend) => {
     const t = created('customer', await post('/api/customers', validCustomer('if-match-target')), 'if-match target');
     target.id = t.id;
     target.token = t.concurrencyToken;
+    const anon: Api = { baseUrl: server.url, headers: { 'x-service-tenant': boot.tenant, 'x-service-project': boot.project } };
+    const cred = JSON.stringify({ email: 'order-user@example.test', password: 'long enough pw' });
+    expectOk(await send(anon, 'POST', '/api/identity/register', { body: cred, headers: JSON_CT }), 'register the order user', 201);
+    const token = expectOk(await send(anon, 'POST', '/api/identity/login', { body: cred, headers: JSON_CT }), 'login').data.accessToken as string;
+    orderUser = { baseUrl: server.url, headers: { ...anon.headers, authorization: `Bearer ${token}` } };
+    const subjectId = expectOk(await send(orderUser, 'GET', '/api/identity/me'), 'me').data.subjectId as string;
+    expectOk(await post(`/api/projects/${boot.projectId}/capability-grants`, { subjectId, grant: 'entity:Order:*' }), 'grant entity:Order:*', 201);
     for (const [name, sort] of [['default', ''], ['-email', '-email']] as const) {
       const page = expectOk(await send(api, 'GET', `/api/customers?pageSize=1${sort === '' ? '' : `&sort=${sort}`}`), `cursor (${name})`);
       assert.equal(typeof page.page.next, 'string', 'a first page of one row has a next cursor');
@@ -296,7 +305,7 @@ forEachBackend('bad input', (backend) => {
       reasons.push(...csvReasons('fields', lc.entity, lc.fields), ...csvReasons('include', lc.entity, lc.include));
       reasons.push(...intParamReasons('page', lc.page, 1_000_000, 'Query.PageTooLarge'), ...intParamReasons('pageSize', lc.pageSize, 200, 'Query.PageSizeTooLarge'));
       if (lc.includeTotal !== undefined && lc.includeTotal !== 'true' && lc.includeTotal !== 'false') reasons.push('Query.InvalidIncludeTotal');
-      let cursorMayFailInDb = false;
+      let cursorMayBeRefused = false;
       if (lc.cursor !== undefined) {
         if (lc.cursor.kind === 'random') {
           params.set('cursor', lc.cursor.text);
@@ -311,8 +320,9 @@ forEachBackend('bad input', (backend) => {
           if (!sameShape) reasons.push('Query.InvalidCursor', 'Query.CursorMismatch');
           else if (lc.cursor.kind === 'forged') {
             const junk = lc.cursor.junk;
-            if (junk.length !== decoded.v.length || junk.some((x) => x !== null && typeof x === 'object')) reasons.push('Query.InvalidCursor');
-            else cursorMayFailInDb = true; // values of the wrong type for their column: refused by the database (422) or harmlessly compared
+            // Only strings can fit these keys (a timestamp, then a uuid); the type check decides which do.
+            if (junk.length !== decoded.v.length || junk.some((x) => typeof x !== 'string')) reasons.push('Query.InvalidCursor');
+            else cursorMayBeRefused = true;
           }
         }
       }
@@ -321,7 +331,7 @@ forEachBackend('bad input', (backend) => {
       const what = `GET ${path} (expect ${reasons.length === 0 ? '200' : reasons.join('|')})`;
       const r = await send(api, 'GET', path);
       if (reasons.length > 0) return void expectError(r, what, 422, reasons);
-      if (cursorMayFailInDb && r.status === 422) return void expectError(r, what, 422, `${ENTITY_NAME[lc.entity]}Validation.InvalidValue`);
+      if (cursorMayBeRefused && r.status === 422) return void expectError(r, what, 422, 'Query.InvalidCursor');
       const body = expectOk(r, what);
       const size = lc.pageSize === undefined || lc.pageSize === '' ? 50 : Number(lc.pageSize);
       assert.equal(body.page.size, size, `${what}: page.size`);
@@ -430,6 +440,44 @@ forEachBackend('bad input', (backend) => {
   });
 
   // ------------------------------------------------------------ table-driven cases
+
+  it('(7) forged cursors (a real cursor with one value or the page replaced) for every customer sort key: 200 or 422 Query.InvalidCursor', async () => {
+    const real = new Map<string, { h: string; v: unknown[]; p: number }>();
+    await property('forged cursors', 8, forgedCursorArb, 80, async (fcase) => {
+      let cursor = real.get(fcase.sort);
+      if (cursor === undefined) {
+        const next = expectOk(await send(api, 'GET', `/api/customers?sort=${fcase.sort}&pageSize=1`), `first page by ${fcase.sort}`).page.next as string;
+        cursor = JSON.parse(Buffer.from(next, 'base64url').toString('utf8')) as { h: string; v: unknown[]; p: number };
+        real.set(fcase.sort, cursor);
+      }
+      const forged = fcase.at === 'page' ? { ...cursor, p: fcase.value } : { ...cursor, v: fcase.at === 0 ? [fcase.value, cursor.v[1]] : [cursor.v[0], fcase.value] };
+      const path = `/api/customers?sort=${fcase.sort}&pageSize=1&cursor=${Buffer.from(JSON.stringify(forged)).toString('base64url')}`;
+      const what = `cursor by ${fcase.sort} with ${fcase.at === 'page' ? 'page' : fcase.at === 0 ? 'key' : 'id'} ${describeInput(fcase.value)} (expect ${fcase.bad ? '' : '200 or '}422 Query.InvalidCursor)`;
+      const r = await send(api, 'GET', path);
+      if (fcase.bad || r.status !== 200) {
+        const e = expectError(r, what, 422, 'Query.InvalidCursor');
+        assert.equal(e.field, 'cursor', `${what}: field`);
+      } else expectOk(r, what);
+    }, tally);
+  });
+
+  it('(8) order filters that enter Customer, as a user holding only entity:Order:*: 403 with the missing grant, else 200 or 422 Filter.*', async () => {
+    await property('filters into an unreadable entity', 9, relatedFilterArb, 60, async (rcase) => {
+      const q = `filter=${encodeURIComponent(rcase.text)}`;
+      const what = `filter on orders as an order-only user: ${describeInput(rcase.text)} (expect ${rcase.reaches ? '403' : '200 or 422 Filter.*'})`;
+      for (const path of [`/api/orders?${q}&includeTotal=true`, `/api/orders/count?${q}`]) {
+        const r = await send(orderUser, 'GET', path);
+        if (rcase.reaches) {
+          const e = expectError(r, `${path}: ${what}`, 403, 'ExposureBinding.RequiredGrantMissing');
+          assert.deepEqual(e.missingGrants, ['entity:Customer:read'], `${what}: missingGrants`);
+        } else if (r.status !== 200) expectError(r, `${path}: ${what}`, 422, /^Filter\./);
+      }
+    }, tally);
+    // include reaches Customer too; sort cannot name a column of another entity.
+    expectError(await send(orderUser, 'GET', '/api/orders?include=customer'), 'include=customer as an order-only user', 403, 'ExposureBinding.RequiredGrantMissing');
+    expectError(await send(orderUser, 'GET', '/api/orders?sort=customer.email'), 'sort=customer.email', 422, 'Query.UnknownSortField');
+    expectOk(await send(orderUser, 'GET', '/api/orders?sort=-customer'), 'sort by the reference value');
+  });
 
   it('malformed JSON on every write route: 422 VALIDATION_FAILED / Request.MalformedJson', async () => {
     const routes: Array<[string, string]> = [
@@ -558,11 +606,12 @@ forEachBackend('bad input', (backend) => {
     // Unique strings too large for their index: `index row size exceeds maximum`.
     const big = Array.from({ length: 3_000 }, (_, i) => String.fromCodePoint(0x4e00 + ((i * 7919) % 20_000))).join('');
     expectError(await post('/api/customers', { email: big, tier: 'free' }), 'email too large for its unique index', 422, 'CustomerValidation.InvalidValue');
-    // A forged cursor (valid hash, value of the wrong kind for its column) reaches SQL as a parameter.
+    // A forged cursor (valid hash, value of the wrong kind for its column) reached SQL as a parameter:
+    // a database error, and a 500 on PGlite for a boolean in a timestamp key. Values are now typed by their key.
     const c = JSON.parse(Buffer.from(cursors.default.text, 'base64url').toString('utf8')) as { h: string; v: unknown[]; p: number };
-    for (const junk of ['2023-01-01T00:00:00+20:00', 'not a time']) {
-      const forged = Buffer.from(JSON.stringify({ ...c, v: [junk, c.v[1]] })).toString('base64url');
-      expectError(await send(api, 'GET', `/api/customers?pageSize=1&cursor=${forged}`), `forged cursor ${junk}`, 422, 'CustomerValidation.InvalidValue');
+    for (const v of [['2023-01-01T00:00:00+20:00', c.v[1]], ['not a time', c.v[1]], [true, false], [1e308, c.v[1]], [c.v[0], 1e308]]) {
+      const forged = Buffer.from(JSON.stringify({ ...c, v })).toString('base64url');
+      expectError(await send(api, 'GET', `/api/customers?pageSize=1&cursor=${forged}`), `forged cursor ${JSON.stringify(v)}`, 422, 'Query.InvalidCursor');
     }
   });
 

@@ -1,6 +1,6 @@
-import { expandIncludes, includeGrants } from '../../entities/include.js';
+import { expandIncludes } from '../../entities/include.js';
 import { countQuery, listQuery, nextCursor } from '../../entities/list.js';
-import { parseListParams, type ListParams } from '../../entities/list-params.js';
+import { listGrants, parseListParams, type ListParams } from '../../entities/list-params.js';
 import { project } from '../../entities/row-output.js';
 import { mapEntitySqlError } from '../../entities/sql-error-map.js';
 import type { CompiledEntity } from '../../entities/compiled-entity.js';
@@ -39,7 +39,7 @@ export async function runList(ctx: OperationContext, entity: CompiledEntity, par
 export const listOp = entitySpec(
   'List',
   (ctx) => runList(ctx, ctx.entity!, parseListParams(ctx.entity!, ctx.inv.query, ctx.services.limits.maxPageSize)),
-  (ctx) => includeGrants(ctx.entity!, ctx.inv.query.get('include')),
+  (ctx) => listGrants(ctx.entity!, ctx.inv.query),
 );
 
 export const countOp = entitySpec('Count', async (ctx) => {
@@ -52,4 +52,4 @@ export const countOp = entitySpec('Count', async (ctx) => {
   } catch (err) {
     throw mapEntitySqlError(entity, err, 'write');
   }
-});
+}, (ctx) => listGrants(ctx.entity!, ctx.inv.query, true));

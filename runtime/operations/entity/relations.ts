@@ -2,7 +2,7 @@ import { quoteIdent } from '../../../storage/index.js';
 import { notFound, validationFailed } from '../../errors/service-error.js';
 import type { CompiledEntity } from '../../entities/compiled-entity.js';
 import { isUuid } from '../../entities/field-values.js';
-import { parseListParams } from '../../entities/list-params.js';
+import { listGrants, parseListParams } from '../../entities/list-params.js';
 import type { Relation } from '../../publication/relations.js';
 import { noContent, single } from '../envelopes.js';
 import type { OperationContext } from '../types.js';
@@ -35,6 +35,10 @@ export const relationListOp = entitySpec('RelationList', async (ctx) => {
   const owner = ctx.entity!.peer(r.owner);
   const params = parseListParams(owner, ctx.inv.query, ctx.services.limits.maxPageSize);
   return runList(ctx, owner, params, (sql) => [`t.${quoteIdent(r.field)} = ${sql.add(parent.id)}::uuid`]);
+}, (ctx) => {
+  // A toMany page takes the list parameters of the owner entity: its filter and include need their grants too.
+  const r = relationOf(ctx);
+  return r.kind === 'toMany' ? listGrants(ctx.entity!.peer(r.owner), ctx.inv.query) : [];
 });
 
 function relatedIdFromBody(ctx: OperationContext): string {

@@ -1,6 +1,7 @@
 import { notFound, ServiceError, validationFailed } from '../../errors/service-error.js';
 import { filterTarget } from '../../entities/list.js';
 import type { CompiledEntity } from '../../entities/compiled-entity.js';
+import { requestFilterGrants, type FilterInput } from '../../filter/grants.js';
 import { parseFilter, parseFilterText } from '../../filter/parse.js';
 import { filterToSql, SqlParams } from '../../filter/to-sql.js';
 import type { PreparedSubscription, RealtimeHub, RowCheck } from '../../realtime/hub.js';
@@ -26,10 +27,26 @@ function entityOf(ctx: OperationContext): CompiledEntity | undefined {
   return typeof name === 'string' ? ctx.scope?.publication.entities.get(name) : undefined;
 }
 
-/** Reading changes of E needs what reading E needs: `entity:<E>:read` (checked by stage 4). */
+/** The subscription's filter: `?filter=` text for SSE, `filter` of the message (decoded JSON) over WebSocket. */
+function filterInput(ctx: OperationContext): FilterInput | null {
+  if (ctx.inv.query.has('filter')) {
+    const text = ctx.inv.query.get('filter')!;
+    return text === '' ? null : { text };
+  }
+  const raw = typeof ctx.inv.body === 'object' && ctx.inv.body !== null ? (ctx.inv.body as { filter?: unknown }).filter : undefined;
+  return raw === undefined || raw === null ? null : { raw };
+}
+
+/**
+ * Reading changes of E needs what reading E needs: `entity:<E>:read`, plus
+ * read on every related entity the filter reaches (a filtered subscription
+ * reveals, change by change, whether the related row matches), exactly as a
+ * REST list with that filter (checked by stage 4).
+ */
 const readGrant = (ctx: OperationContext): readonly string[] => {
   const e = entityOf(ctx);
-  return e === undefined ? [] : [`entity:${e.entityName}:read`];
+  if (e === undefined) return [];
+  return [...new Set([`entity:${e.entityName}:read`, ...requestFilterGrants(e, filterInput(ctx))])];
 };
 
 /** Parses the filter against the entity and compiles the row check the hub runs per event. */
@@ -38,13 +55,10 @@ function prepare(ctx: OperationContext): PreparedSubscription {
   if (typeof name !== 'string' || name === '') throw validationFailed('Realtime.EntityRequired', "'entity' is required", 'entity');
   const entity = entityOf(ctx);
   if (entity === undefined) throw notFound('Realtime.UnknownEntity', `no entity named '${name}' in this project`);
-  let raw: unknown = undefined;
-  let text: string | undefined;
-  if (ctx.inv.query.has('filter')) text = ctx.inv.query.get('filter');
-  else if (typeof ctx.inv.body === 'object' && ctx.inv.body !== null) raw = (ctx.inv.body as { filter?: unknown }).filter;
+  const input = filterInput(ctx);
   let check: RowCheck | null = null;
-  if (text !== undefined || (raw !== undefined && raw !== null)) {
-    const node = text !== undefined ? parseFilterText(text, entity) : parseFilter(raw, entity);
+  if (input !== null) {
+    const node = 'text' in input ? parseFilterText(input.text, entity) : parseFilter(input.raw, entity);
     const target = filterTarget(entity);
     // Compiled once here for its identity; the hub re-numbers it into each batched query.
     const params = new SqlParams();

@@ -583,3 +583,81 @@ export const headerCaseArb: fc.Arbitrary<HeaderCase> = fc.oneof(
 
 /** What a field-value parser keeps of a header value: leading and trailing spaces and tabs go. */
 export const httpTrim = (s: string): string => s.replace(/^[\t ]+|[\t ]+$/g, '');
+
+// ---------------------------------------------------------------- forged cursors
+
+/** Customer sort keys with the cursor value type each carries (and whether null is a legal value). */
+export const CURSOR_KEYS: Record<string, { type: string; nullable: boolean }> = {
+  email: { type: 'String', nullable: false }, tier: { type: 'Enum', nullable: false }, age: { type: 'Int', nullable: true },
+  balance: { type: 'Decimal', nullable: true }, since: { type: 'DateTime', nullable: true }, vip: { type: 'Boolean', nullable: false },
+  createdAt: { type: 'DateTime', nullable: false }, updatedAt: { type: 'DateTime', nullable: false },
+};
+/** Values wrong for a key of each type by construction (the id tie-breaker is `uuid`). */
+const CURSOR_BAD: Record<string, unknown[]> = {
+  String: [true, false, 1e308, -1, 0, {}, [], 'nul\u0000', 'lone\ud800'],
+  Enum: [true, 1e308, 'gold', '', 'FREE', {}],
+  Int: [true, false, 1.5, 1e308, -1e308, 2147483648, '1', '', {}],
+  Decimal: [true, false, 'abc', '', '1e5', 'NaN', '1.2.3', {}, []],
+  DateTime: [true, false, 1e308, 0, '', 'yesterday', '2023-02-30T00:00:00Z', '2023-01-01T00:00:00+20:00', '10000-01-01T00:00:00Z', '2023-01-01', {}],
+  Boolean: [1, 0, 'true', '', 1e308, {}],
+  uuid: [true, false, 1e308, null, '', 'not-a-uuid', '00000000-0000-4000-8000-00000000000g', {}, []],
+};
+
+/**
+ * One forged cursor: a real cursor of `sort` with the value at `at` (0: the
+ * sort key, 1: the id) replaced, or its page number replaced. `bad` says the
+ * value is wrong for its key by construction (422 Query.InvalidCursor);
+ * otherwise it is random JSON that may fit (200) or not (the same 422).
+ */
+export interface ForgedCursorCase {
+  sort: string;
+  at: 0 | 1 | 'page';
+  value: unknown;
+  bad: boolean;
+}
+
+export const forgedCursorArb: fc.Arbitrary<ForgedCursorCase> = fc
+  .record({ key: c(...Object.keys(CURSOR_KEYS)), desc: fc.boolean(), at: c<0 | 1 | 'page'>(0, 0, 1, 'page'), pick: fc.nat(), random: fc.oneof(fc.jsonValue({ maxDepth: 2 }), fc.uuid(), isoArb), kind: c('bad', 'bad', 'random') })
+  .map(({ key, desc, at, pick, random, kind }): ForgedCursorCase => {
+    const sort = `${desc ? '-' : ''}${key}`;
+    if (at === 'page') {
+      const pages: unknown[] = [0, -1, 1.5, 1e308, Number.MAX_SAFE_INTEGER, '2', null, true, {}];
+      return { sort, at, value: pages[pick % pages.length], bad: true };
+    }
+    const k = CURSOR_KEYS[key]!;
+    const list = [...CURSOR_BAD[at === 1 ? 'uuid' : k.type]!, ...(at === 0 && !k.nullable ? [null] : [])];
+    return kind === 'bad' ? { sort, at, value: list[pick % list.length], bad: true } : { sort, at, value: random, bad: false };
+  });
+
+// ---------------------------------------------------------------- filters into an entity the caller cannot read
+
+const COMPARISON = ['eq', 'ne', 'gt', 'lt', 'in', 'between', 'like', 'isNull'];
+
+/**
+ * An order filter that enters Customer through the `customer` reference, at
+ * the top, under `and`/`or` after a valid sibling, or under `not`; the
+ * nested part is any customer filter case (valid or not).
+ */
+export interface RelatedFilterCase {
+  text: string;
+  /** True when the filter enters Customer (the caller gets 403 for lack of entity:Customer:read). */
+  reaches: boolean;
+  /** Otherwise the outcome of the nested part alone: 200 or a Filter reason. */
+  inner: FilterCase;
+}
+
+export const relatedFilterArb: fc.Arbitrary<RelatedFilterCase> = fc
+  .record({ inner: filterCaseArb.filter((f) => f.entity === 'customers'), wrap: c('top', 'and', 'or', 'not') })
+  .map(({ inner, wrap }): RelatedFilterCase => {
+    const node = `{"customer":${inner.text}}`;
+    const text = wrap === 'top' ? node : wrap === 'not' ? `{"not":${node}}` : `{"${wrap}":[{"total":{"gt":"0"}},${node}]}`;
+    let v: unknown;
+    try {
+      v = JSON.parse(inner.text);
+    } catch {
+      return { text, reaches: false, inner };
+    }
+    // The parser enters Customer when the nested object names fields, not comparison operators.
+    const reaches = Buffer.byteLength(text) <= 16 * 1024 && isObject(v) && Object.keys(v).length > 0 && Object.keys(v).every((k) => !COMPARISON.includes(k));
+    return { text, reaches, inner };
+  });
