@@ -24,8 +24,15 @@ export function whereSql(entity: CompiledEntity, params: ListParams, sql: SqlPar
   return parts.length === 0 ? 'TRUE' : parts.join(' AND ');
 }
 
+/**
+ * The id tie-breaker runs in the direction of the last sort key, so `-createdAt` orders by
+ * (createdAt DESC, id DESC) and the (createdAt, id) index serves it with a backward scan;
+ * a mixed direction would make PostgreSQL sort every row that passes the filter.
+ */
+const idDescending = (sort: readonly SortKey[]): boolean => sort.length > 0 && sort[sort.length - 1]!.desc;
+
 const orderSql = (sort: readonly SortKey[]): string =>
-  [...sort.map((k) => `t.${quoteIdent(k.field)} ${k.desc ? 'DESC' : 'ASC'}`), 't.id ASC'].join(', ');
+  [...sort.map((k) => `t.${quoteIdent(k.field)} ${k.desc ? 'DESC' : 'ASC'}`), `t.id ${idDescending(sort) ? 'DESC' : 'ASC'}`].join(', ');
 
 /**
  * Keyset predicate "strictly after the cursor row" in (sort…, id) order.
@@ -35,7 +42,7 @@ const orderSql = (sort: readonly SortKey[]): string =>
 function afterCursorSql(entity: CompiledEntity, sort: readonly SortKey[], values: readonly unknown[], sql: SqlParams): string {
   const keys: Array<{ col: string; desc: boolean; field: FieldDef | null }> = [
     ...sort.map((k) => ({ col: `t.${quoteIdent(k.field)}`, desc: k.desc, field: entity.queryableFields.get(k.field)! })),
-    { col: 't.id', desc: false, field: null },
+    { col: 't.id', desc: idDescending(sort), field: null },
   ];
   // Values were checked against their key's type when the cursor was decoded (cursor.ts).
   const param = (i: number): string => {
