@@ -59,7 +59,7 @@ export interface NodeConfig {
   webhookDeliveryRetentionMs: number;
   /** RETENTION_SWEEP_INTERVAL_MS: how often the retention sweepers run. Default 60 s. */
   retentionSweepIntervalMs: number;
-  /** RETENTION_BATCH_ROWS: rows per retention DELETE. Default 5,000. */
+  /** RETENTION_BATCH_ROWS: rows per retention DELETE. Default 5,000 on PostgreSQL, 1,000 on PGlite (one connection). */
   retentionBatchRows: number;
   /** RETENTION_BATCH_PAUSE_MS: pause between two retention batches, so requests get the pool. Default 50 ms. */
   retentionBatchPauseMs: number;
@@ -161,7 +161,8 @@ export function parseConfig(env: NodeJS.ProcessEnv = process.env): NodeConfig {
     eventRetentionMs: retentionDays(env, 'EVENT_RETENTION_DAYS', int(env, 'EVENT_STREAM_MAX_AGE_HOURS', 168, 1, 24 * 3650) * HOUR_MS),
     webhookDeliveryRetentionMs: retentionDays(env, 'WEBHOOK_DELIVERY_RETENTION_DAYS', 30 * DAY_MS),
     retentionSweepIntervalMs: int(env, 'RETENTION_SWEEP_INTERVAL_MS', 60_000, 1_000, 86_400_000),
-    retentionBatchRows: int(env, 'RETENTION_BATCH_ROWS', 5_000, 1, 100_000),
+    // PGlite is one connection: a 5,000-row DELETE holds every request for ~50 ms, 1,000 for ~20 ms (docs/performance.md).
+    retentionBatchRows: int(env, 'RETENTION_BATCH_ROWS', databaseUrl === null ? 1_000 : 5_000, 1, 100_000),
     retentionBatchPauseMs: int(env, 'RETENTION_BATCH_PAUSE_MS', 50, 0, 60_000),
     actorIdleMs: int(env, 'ACTOR_IDLE_MS', 300_000, 10, 86_400_000),
     webhookAllowPrivateTargets: bool(env, 'WEBHOOK_ALLOW_PRIVATE_TARGETS'),
