@@ -8,6 +8,7 @@
  *
  *   node dist/bench/audit/flush.js                      # PGlite only
  *   BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres node dist/bench/audit/flush.js
+ *   BENCH_DROP_AT_INDEX=1 …                            # the same without the retention index on audit.at
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import pg from 'pg';
@@ -116,6 +117,8 @@ async function deleteBatch(db: SqlClient, batchRows: number): Promise<{ p50: num
 
 async function run(label: string, db: SqlClient): Promise<void> {
   await migratePlatform(db);
+  // BENCH_DROP_AT_INDEX=1: without migration 6's index on audit.at, to see what it costs a flush.
+  if (process.env.BENCH_DROP_AT_INDEX === '1') await db.query('DROP INDEX plinth.audit_at_idx');
   console.log(`\n## ${label}: ${ROUNDS} flushes of ${ROWS} rows per shape and chunk size (after ${WARMUP} warm-up)`);
   console.log('| shape | rows per INSERT | whole flush p50 ms | p95 ms | SELECT 1 sent behind it p50 ms | p95 ms | statement build (sync) p50 ms |');
   console.log('|---|---:|---:|---:|---:|---:|---:|');
