@@ -8,11 +8,11 @@ const MAX_BATCH = 500;
 /** Above this many pending rows we drop the oldest rather than grow without bound (and log it). */
 const MAX_PENDING = 50_000;
 /**
- * Rows per INSERT statement. PGlite is one connection: a request's query
- * queued behind a 500-row INSERT waits for all of it (~20-30 ms measured),
- * behind a 100-row one about a quarter of that (docs/performance.md). On
- * PostgreSQL the flush holds one pooled connection and requests use the
- * others, so one statement per 500 rows is cheapest.
+ * Rows per INSERT statement. PGlite is one connection and runs in the Node
+ * thread: a 500-row INSERT stalls the event loop and the queries queued
+ * behind it for ~25 ms, a 100-row one for about half that
+ * (docs/performance.md). On PostgreSQL the flush holds one pooled connection
+ * and requests use the others, so one statement per 500 rows is cheapest.
  */
 const ROWS_PER_STATEMENT = { pglite: 100, postgres: 500 } as const;
 
@@ -34,8 +34,9 @@ const columns = (batch: AuditRow[]): unknown[] => [
  * Stage 6's sink. Audit rows are buffered and written in multi-row inserts
  * so the hot path never waits on them; a flush happens every 50 ms or at
  * 500 rows, and on shutdown. A flush is written in statements of
- * ROWS_PER_STATEMENT rows, each awaited, so on PGlite requests' queries
- * interleave with a long flush instead of queueing behind all of it.
+ * ROWS_PER_STATEMENT rows, each awaited and followed by a turn of the event
+ * loop, so on PGlite requests interleave with a long flush instead of
+ * waiting behind all of it.
  */
 export class BufferedAuditWriter implements AuditSink {
   private pending: AuditRow[] = [];
@@ -71,7 +72,12 @@ export class BufferedAuditWriter implements AuditSink {
   }
 
   private async writeAll(): Promise<void> {
+    let first = true;
     while (this.pending.length > 0) {
+      // A turn of the event loop between statements: PGlite runs a statement in this thread and
+      // its awaits resolve as microtasks, so without it a whole flush is one stall for every request.
+      if (!first) await new Promise((r) => setImmediate(r));
+      first = false;
       const batch = this.pending.splice(0, this.rowsPerStatement);
       try {
         await this.db.query(INSERT_SQL, columns(batch));

@@ -54,7 +54,8 @@ export async function sweepRule(db: SqlExecutor, rule: RetentionRule, limits: Sw
       out.more = true;
       return out;
     }
-    if (limits.pauseMs > 0) await sleep(limits.pauseMs);
+    // Even a 0 ms pause is a timer turn: on PGlite the DELETE ran in this thread and requests wait on it.
+    await sleep(limits.pauseMs);
   }
 }
 

@@ -1,8 +1,9 @@
 /**
  * The audit write path (ADR 0003, docs/performance.md): BufferedAuditWriter
  * writes a flush as unnest() INSERTs of eight array parameters, in
- * statements of at most 100 rows on PGlite (one connection: a request's
- * query waits behind at most one of them) and 500 on PostgreSQL, and
+ * statements of at most 100 rows on PGlite (one connection in the Node
+ * thread: the event loop turns between two of them, so a request waits
+ * behind at most one) and 500 on PostgreSQL, and
  * values of any shape (quotes, braces, backslashes, NULL ids) survive the
  * array encoding on both backends.
  */
@@ -17,16 +18,29 @@ import { createTestDatabase, forEachBackend, type Backend } from '../support/ser
 
 const silent: Logger = { info: () => {}, warn: () => {}, error: () => {}, child: () => silent };
 
-/** The client, with a record of each audit INSERT's parameter count and rows. */
-function recording(db: SqlClient): { db: SqlClient; inserts: Array<{ params: number; rows: number }> } {
+/**
+ * The client, with a record of each audit INSERT's parameter count and rows,
+ * and of the event-loop turns (setImmediate) seen before it started.
+ */
+function recording(db: SqlClient): { db: SqlClient; inserts: Array<{ params: number; rows: number }>; turnsAtInsert: number[]; stop(): void } {
   const inserts: Array<{ params: number; rows: number }> = [];
+  const turnsAtInsert: number[] = [];
+  let turns = 0;
+  let stopped = false;
+  const tick = (): void => {
+    turns++;
+    if (!stopped) setImmediate(tick);
+  };
+  setImmediate(tick);
   const wrapped: SqlClient = Object.create(db);
   wrapped.query = async (sql, params) => {
+    const audit = /INSERT INTO plinth\.audit/.test(sql);
+    if (audit) turnsAtInsert.push(turns);
     const res = await db.query(sql, params);
-    if (/INSERT INTO plinth\.audit/.test(sql)) inserts.push({ params: params?.length ?? 0, rows: res.rowCount });
+    if (audit) inserts.push({ params: params?.length ?? 0, rows: res.rowCount });
     return res as never;
   };
-  return { db: wrapped, inserts };
+  return { db: wrapped, inserts, turnsAtInsert, stop: () => (stopped = true) };
 }
 
 forEachBackend('audit writer', (backend: Backend) => {
@@ -54,8 +68,12 @@ forEachBackend('audit writer', (backend: Backend) => {
       w.record({ correlationId: `${tag}-${i}`, tenantId: null, projectId: null, actor: 'admin', operationId: 'Test.Op', decision: 'Allow', reasonCode: 'Ok', status: 200 });
     }
     await w.flush();
+    r.stop();
     const perStatement = backend === 'pglite' ? 100 : 500;
     assert.deepEqual(r.inserts, Array.from({ length: 500 / perStatement }, () => ({ params: 8, rows: perStatement })));
+    for (let i = 1; i < r.turnsAtInsert.length; i++) {
+      assert.ok(r.turnsAtInsert[i]! > r.turnsAtInsert[i - 1]!, `the event loop turns between statements ${i - 1} and ${i}`);
+    }
     const n = await db.query<{ n: string }>(`SELECT count(*) AS n FROM plinth.audit WHERE correlation_id LIKE $1`, [`${tag}-%`]);
     assert.equal(Number(n.rows[0]!.n), 500);
   });
