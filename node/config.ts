@@ -53,6 +53,18 @@ export interface NodeConfig {
   maxBatchRows: number;
   /** IDEMPOTENCY_RETENTION_HOURS: how long an Idempotency-Key answers with the prior result (spec: 24 h). */
   idempotencyRetentionMs: number;
+  /** AUDIT_RETENTION_DAYS: audit rows older than this are deleted; 0 keeps them forever. Default 30. */
+  auditRetentionMs: number;
+  /** EVENT_RETENTION_DAYS: rows of the SQL event projection older than this are deleted (never before the webhook router passed them); 0 keeps them. Default: EVENT_STREAM_MAX_AGE_HOURS (7 days). */
+  eventRetentionMs: number;
+  /** WEBHOOK_DELIVERY_RETENTION_DAYS: succeeded and dead-lettered deliveries older than this (last update) are deleted; 0 keeps them. Default 30. */
+  webhookDeliveryRetentionMs: number;
+  /** RETENTION_SWEEP_INTERVAL_MS: how often the retention sweepers run. Default 60 s. */
+  retentionSweepIntervalMs: number;
+  /** RETENTION_BATCH_ROWS: rows per retention DELETE. Default 5,000 on PostgreSQL, 1,000 on PGlite (one connection). */
+  retentionBatchRows: number;
+  /** RETENTION_BATCH_PAUSE_MS: pause between two retention batches, so requests get the pool. Default 50 ms. */
+  retentionBatchPauseMs: number;
   /** ACTOR_IDLE_MS: idle time before an actor passivates. Default 5 minutes. */
   actorIdleMs: number;
   /** WEBHOOK_ALLOW_PRIVATE_TARGETS: `true` lets outbound webhooks target loopback, link-local and private addresses. Default false. */
@@ -107,6 +119,11 @@ function webhookTimes(env: NodeJS.ProcessEnv): { webhookTimeoutMs: number; webho
   return { webhookTimeoutMs, webhookClaimLeaseMs };
 }
 
+const DAY_MS = 24 * HOUR_MS;
+/** Retention in days, 0 = keep forever; unset falls back to `fallbackMs`. */
+const retentionDays = (env: NodeJS.ProcessEnv, name: string, fallbackMs: number): number =>
+  env[name] === undefined || env[name] === '' ? fallbackMs : int(env, name, 0, 0, 36_500) * DAY_MS;
+
 function secretsKey(env: NodeJS.ProcessEnv): Buffer | null {
   const v = text(env, 'SERVICE_SECRETS_KEY');
   if (v === null) return null;
@@ -150,6 +167,14 @@ export function parseConfig(env: NodeJS.ProcessEnv = process.env): NodeConfig {
     maxPageSize: int(env, 'MAX_PAGE_SIZE', 200, 1, 10_000),
     maxBatchRows: int(env, 'MAX_BATCH_ROWS', 1000, 1, 10_000),
     idempotencyRetentionMs: int(env, 'IDEMPOTENCY_RETENTION_HOURS', 24, 1, 24 * 30) * HOUR_MS,
+    auditRetentionMs: retentionDays(env, 'AUDIT_RETENTION_DAYS', 30 * DAY_MS),
+    // The SQL projection keeps what the JetStream log keeps unless told otherwise.
+    eventRetentionMs: retentionDays(env, 'EVENT_RETENTION_DAYS', int(env, 'EVENT_STREAM_MAX_AGE_HOURS', 168, 1, 24 * 3650) * HOUR_MS),
+    webhookDeliveryRetentionMs: retentionDays(env, 'WEBHOOK_DELIVERY_RETENTION_DAYS', 30 * DAY_MS),
+    retentionSweepIntervalMs: int(env, 'RETENTION_SWEEP_INTERVAL_MS', 60_000, 1_000, 86_400_000),
+    // PGlite is one connection: a 5,000-row DELETE holds every request for ~50 ms, 1,000 for ~20 ms (docs/performance.md).
+    retentionBatchRows: int(env, 'RETENTION_BATCH_ROWS', databaseUrl === null ? 1_000 : 5_000, 1, 100_000),
+    retentionBatchPauseMs: int(env, 'RETENTION_BATCH_PAUSE_MS', 50, 0, 60_000),
     actorIdleMs: int(env, 'ACTOR_IDLE_MS', 300_000, 10, 86_400_000),
     webhookAllowPrivateTargets: bool(env, 'WEBHOOK_ALLOW_PRIVATE_TARGETS'),
     secretsKey: secretsKey(env),

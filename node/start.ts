@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { ActorSystem } from '../actors/index.js';
 import { projectActor } from '../actors/project/index.js';
+import { RetentionDriver } from '../actors/retention/index.js';
 import { tenantActor } from '../actors/tenant/index.js';
 import { startHttpServer, type HttpServer } from '../adapters/rest/server.js';
 import { InProcessTransport } from '../cluster/in-process-transport.js';
@@ -16,6 +17,7 @@ import { PublicationRegistry } from '../runtime/publication/registry.js';
 import type { EventTailSource } from '../runtime/events/event-tail.js';
 import { SqlEventTail } from '../runtime/events/event-tail.js';
 import { RealtimeHub } from '../runtime/realtime/hub.js';
+import { retentionRules } from '../runtime/retention/rules.js';
 import { ClusterRealtimeUsage } from '../cluster/realtime-usage.js';
 import type { GrantSource, OutboxKicker, PublicationSource, ScopeDirectory, Services } from '../runtime/services.js';
 import { migratePlatform, PgClient, PgliteClient, type SqlClient } from '../storage/index.js';
@@ -35,6 +37,8 @@ export interface RunningNode {
   log: Logger;
   /** The runtime services, for diagnostics and tests (audit flush, direct SQL checks). */
   services: Services;
+  /** The retention sweepers' driver (tests and operators: sweepNow()). */
+  retention: RetentionDriver;
   /** Graceful stop: stop accepting, drain in-flight requests, flush outbox and audit, close storage. */
   stop(): Promise<void>;
 }
@@ -80,6 +84,10 @@ export async function startNode(config: NodeConfig): Promise<RunningNode> {
   const actorDeps = { db, scopes, publications };
   actors.register(tenantActor, actorDeps);
   actors.register(projectActor, actorDeps);
+  const retention = new RetentionDriver({
+    system: actors, db, log, rules: retentionRules(config), intervalMs: config.retentionSweepIntervalMs,
+    batchRows: config.retentionBatchRows, pauseMs: config.retentionBatchPauseMs,
+  });
 
   let webhooks: WebhookDispatcher;
   try {
@@ -161,6 +169,7 @@ export async function startNode(config: NodeConfig): Promise<RunningNode> {
   }
   outbox.start();
   webhooks.start();
+  retention.start();
 
   let stopping: Promise<void> | null = null;
   const stop = (): Promise<void> => {
@@ -174,6 +183,7 @@ export async function startNode(config: NodeConfig): Promise<RunningNode> {
       await outbox.stop();
       // Stop claiming deliveries and let the sends in flight finish (bounded).
       await webhooks.stop();
+      retention.stop();
       // Deactivates actors and, in cluster mode, hands their leases back at once.
       await actors.stop();
       await cluster?.membership.stop();
@@ -187,5 +197,5 @@ export async function startNode(config: NodeConfig): Promise<RunningNode> {
     })();
     return stopping;
   };
-  return { url: node.url, port: http.port, admin, storage: cluster === null ? label : `${label}, cluster over NATS`, log, services, stop };
+  return { url: node.url, port: http.port, admin, storage: cluster === null ? label : `${label}, cluster over NATS`, log, services, retention, stop };
 }

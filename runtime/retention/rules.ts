@@ -1,0 +1,60 @@
+import { PLATFORM_SCHEMA } from '../../storage/index.js';
+
+const S = PLATFORM_SCHEMA;
+
+/** The two operator actors of the spec that sweep evidence; each owns the rules naming it. */
+export type SweeperName = 'ObservabilityDrainAudit' | 'StagingTtlSweeper';
+
+/** How long each kind of row is kept, in ms; 0 keeps it forever. From node/config.ts. */
+export interface RetentionSettings {
+  auditRetentionMs: number;
+  eventRetentionMs: number;
+  idempotencyRetentionMs: number;
+  webhookDeliveryRetentionMs: number;
+}
+
+/**
+ * One table's retention: rows whose `tsColumn` is older than `retentionMs`
+ * (and that match `keep`'s negation) are deleted by `sweeper`, oldest first.
+ * `tsColumn` must be indexed (migration 6), or each batch scans the table.
+ */
+export interface RetentionRule {
+  /** For logs and sweep results. */
+  name: string;
+  sweeper: SweeperName;
+  /** Table in the platform schema. */
+  table: string;
+  /** Columns that identify a row (its primary key): batches are `DELETE … WHERE (key) IN (SELECT key … LIMIT n)`. */
+  key: string[];
+  tsColumn: string;
+  retentionMs: number;
+  /** Extra SQL condition a row must also meet to be deleted (rows still needed elsewhere stay). */
+  onlyWhere?: string;
+}
+
+/**
+ * Every retention rule, in one list. A new kind of evidence (usage rows, a
+ * later issue) adds one entry here and one setting in node/config.ts.
+ */
+export function retentionRules(s: RetentionSettings): RetentionRule[] {
+  return [
+    { name: 'audit', sweeper: 'ObservabilityDrainAudit', table: 'audit', key: ['seq'], tsColumn: 'at', retentionMs: s.auditRetentionMs },
+    {
+      name: 'events', sweeper: 'StagingTtlSweeper', table: 'events', key: ['seq'], tsColumn: 'occurred_at', retentionMs: s.eventRetentionMs,
+      // The webhook router reads `events` after its cursor: an event it has not passed stays,
+      // however old, so retention never loses a delivery. (The SSE tail and the realtime hub
+      // follow from positions they hold in memory, and only skip forward; see docs/retention.md.)
+      onlyWhere: `seq <= COALESCE((SELECT last_seq FROM ${S}.webhook_router_cursor WHERE id = 1), 0)`,
+    },
+    {
+      name: 'idempotency keys', sweeper: 'StagingTtlSweeper', table: 'idempotency_keys', key: ['project_id', 'branch', 'operation_id', 'key'],
+      tsColumn: 'created_at', retentionMs: s.idempotencyRetentionMs,
+    },
+    {
+      name: 'webhook deliveries', sweeper: 'StagingTtlSweeper', table: 'webhook_deliveries', key: ['id'], tsColumn: 'updated_at',
+      retentionMs: s.webhookDeliveryRetentionMs,
+      // Only finished deliveries; pending and retrying ones are live work. Matches the partial index.
+      onlyWhere: `state IN ('Succeeded', 'DeadLettered')`,
+    },
+  ];
+}
