@@ -9,6 +9,20 @@ import { retrySerializable } from './retry.js';
  * data-modifying CTE under one), rows changed by INSERT/UPDATE/DELETE. PGlite's
  * affectedRows is 0 for SELECT, so rows that came back win.
  */
+/**
+ * PostgreSQL's own default is 128MB, which in WASM is 128 MB of resident linear memory that
+ * never shrinks, the largest single item of an embedded node's RSS. The embedded working set
+ * of a self-hosted node is small, and a page missing from the pool is one read from the data
+ * directory (the OS page cache, or PGlite's in-memory file system): 16MB keeps latency the same
+ * (docs/performance.md, "Embedded memory (PGlite)"). PGLITE_SHARED_BUFFERS_MB overrides it.
+ */
+export const PGLITE_DEFAULT_SHARED_BUFFERS_MB = 16;
+
+export interface PgliteOptions {
+  /** shared_buffers in MiB; default PGLITE_DEFAULT_SHARED_BUFFERS_MB. */
+  sharedBuffersMb?: number;
+}
+
 const rowCountOf = (res: { rows: unknown[]; affectedRows?: number }): number =>
   res.rows.length > 0 ? res.rows.length : (res.affectedRows ?? 0);
 
@@ -23,9 +37,16 @@ export class PgliteClient implements SqlClient {
   private constructor(private readonly db: PGlite) {}
 
   /** dataDir undefined → in-memory (tests). */
-  static async open(dataDir: string | undefined): Promise<PgliteClient> {
+  static async open(dataDir: string | undefined, options: PgliteOptions = {}): Promise<PgliteClient> {
     if (dataDir !== undefined) mkdirSync(dataDir, { recursive: true });
-    const db = new PGlite({ ...(dataDir === undefined ? {} : { dataDir }), parsers: TEXT_PARSERS });
+    const sharedBuffersMb = options.sharedBuffersMb ?? PGLITE_DEFAULT_SHARED_BUFFERS_MB;
+    const db = new PGlite({
+      ...(dataDir === undefined ? {} : { dataDir }),
+      parsers: TEXT_PARSERS,
+      // Command-line settings: applied at every start, over the data directory's postgresql.conf,
+      // which stays untouched. startParams replaces PGlite's defaults, so they are kept first.
+      startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${sharedBuffersMb}MB`],
+    });
     await db.waitReady;
     await db.exec("SET TIME ZONE 'UTC'");
     return new PgliteClient(db);
