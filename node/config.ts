@@ -22,7 +22,7 @@ export interface NodeConfig {
   grpcPort: number;
   /** DATA_DIR: PGlite data and the generated admin token. Default ./.data; `memory:` keeps PGlite in memory (tests). */
   dataDir: string;
-  /** PGLITE_SHARED_BUFFERS_MB: embedded PostgreSQL's shared_buffers in MiB, resident for the node's lifetime. Default 16 (PostgreSQL's own 128 costs 128 MB of RSS for no latency gain on a small node). */
+  /** PGLITE_SHARED_BUFFERS_MB: embedded PostgreSQL's shared_buffers in MiB, resident for the node's lifetime. Default 16: PostgreSQL's own 128 costs ~120 MB more RSS for no latency gain on a small node (docs/performance.md). */
   pgliteSharedBuffersMb: number;
   /** DATABASE_URL: PostgreSQL/CockroachDB through pg; when set, PGlite is not used. */
   databaseUrl: string | null;

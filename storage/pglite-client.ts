@@ -5,24 +5,24 @@ import { TEXT_PARSERS } from './type-parsers.js';
 import { retrySerializable } from './retry.js';
 
 /**
- * pg's rowCount is the command tag's count: rows returned by SELECT (or by a
- * data-modifying CTE under one), rows changed by INSERT/UPDATE/DELETE. PGlite's
- * affectedRows is 0 for SELECT, so rows that came back win.
- */
-/**
- * PostgreSQL's own default is 128MB, which in WASM is 128 MB of resident linear memory that
- * never shrinks, the largest single item of an embedded node's RSS. The embedded working set
- * of a self-hosted node is small, and a page missing from the pool is one read from the data
- * directory (the OS page cache, or PGlite's in-memory file system): 16MB keeps latency the same
- * (docs/performance.md, "Embedded memory (PGlite)"). PGLITE_SHARED_BUFFERS_MB overrides it.
+ * shared_buffers for the embedded database. PostgreSQL's default, 128MB, does not fit PGlite's
+ * 128 MiB initial WASM memory: the memory grows to 189 MiB, the grow leaves ~150 MB resident,
+ * and WASM memory never shrinks. 16MB fits, and a small node's hot pages fit in it; a miss is
+ * one read from the data directory (OS page cache, or PGlite's in-memory file system), with no
+ * measurable latency cost (docs/performance.md, "Embedded memory (PGlite)").
  */
 export const PGLITE_DEFAULT_SHARED_BUFFERS_MB = 16;
 
 export interface PgliteOptions {
-  /** shared_buffers in MiB; default PGLITE_DEFAULT_SHARED_BUFFERS_MB. */
+  /** shared_buffers in MiB (PGLITE_SHARED_BUFFERS_MB); default PGLITE_DEFAULT_SHARED_BUFFERS_MB. */
   sharedBuffersMb?: number;
 }
 
+/**
+ * pg's rowCount is the command tag's count: rows returned by SELECT (or by a
+ * data-modifying CTE under one), rows changed by INSERT/UPDATE/DELETE. PGlite's
+ * affectedRows is 0 for SELECT, so rows that came back win.
+ */
 const rowCountOf = (res: { rows: unknown[]; affectedRows?: number }): number =>
   res.rows.length > 0 ? res.rows.length : (res.affectedRows ?? 0);
 
