@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { LogLevel } from '../runtime/log.js';
+import { PGLITE_DEFAULT_SHARED_BUFFERS_MB } from '../storage/pglite-client.js';
 
 /** Thrown at boot for a bad setting: fail at start, never under load. */
 export class InvalidConfig extends Error {
@@ -21,6 +22,8 @@ export interface NodeConfig {
   grpcPort: number;
   /** DATA_DIR: PGlite data and the generated admin token. Default ./.data; `memory:` keeps PGlite in memory (tests). */
   dataDir: string;
+  /** PGLITE_SHARED_BUFFERS_MB: embedded PostgreSQL's shared_buffers in MiB, resident for the node's lifetime. Default 16: PostgreSQL's own 128 costs ~120 MB more RSS for no latency gain on a small node (docs/performance.md). */
+  pgliteSharedBuffersMb: number;
   /** DATABASE_URL: PostgreSQL/CockroachDB through pg; when set, PGlite is not used. */
   databaseUrl: string | null;
   /** DB_POOL_SIZE: pg pool size. Default 10: a few connections per core keeps PostgreSQL busy without queueing. */
@@ -151,6 +154,8 @@ export function parseConfig(env: NodeJS.ProcessEnv = process.env): NodeConfig {
     port: int(env, 'PORT', 8080, 0, 65535),
     grpcPort: int(env, 'GRPC_PORT', 50051, 0, 65535),
     dataDir: text(env, 'DATA_DIR') ?? './.data',
+    // 1 GiB cap: PGlite's WASM memory is at most 2 GiB in all, and the pool lives inside it.
+    pgliteSharedBuffersMb: int(env, 'PGLITE_SHARED_BUFFERS_MB', PGLITE_DEFAULT_SHARED_BUFFERS_MB, 1, 1024),
     databaseUrl,
     dbPoolSize: int(env, 'DB_POOL_SIZE', 10, 1, 1000),
     natsUrl,

@@ -51,7 +51,7 @@ async function openStorage(config: NodeConfig): Promise<{ db: SqlClient; label: 
     return { db, label: 'postgres' };
   }
   const dir = isInMemory(config.dataDir) ? undefined : join(config.dataDir, 'pglite');
-  return { db: await PgliteClient.open(dir), label: dir === undefined ? 'pglite (in memory)' : `pglite ${dir}` };
+  return { db: await PgliteClient.open(dir, { sharedBuffersMb: config.pgliteSharedBuffersMb }), label: dir === undefined ? 'pglite (in memory)' : `pglite ${dir}` };
 }
 
 /** Composition root: builds storage, actors, runtime services and adapters, and starts listening. */

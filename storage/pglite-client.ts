@@ -5,6 +5,20 @@ import { TEXT_PARSERS } from './type-parsers.js';
 import { retrySerializable } from './retry.js';
 
 /**
+ * shared_buffers for the embedded database. PostgreSQL's default, 128MB, does not fit PGlite's
+ * 128 MiB initial WASM memory: the memory grows to 189 MiB, the grow leaves ~150 MB resident,
+ * and WASM memory never shrinks. 16MB fits, and a small node's hot pages fit in it; a miss is
+ * one read from the data directory (OS page cache, or PGlite's in-memory file system), with no
+ * measurable latency cost (docs/performance.md, "Embedded memory (PGlite)").
+ */
+export const PGLITE_DEFAULT_SHARED_BUFFERS_MB = 16;
+
+export interface PgliteOptions {
+  /** shared_buffers in MiB (PGLITE_SHARED_BUFFERS_MB); default PGLITE_DEFAULT_SHARED_BUFFERS_MB. */
+  sharedBuffersMb?: number;
+}
+
+/**
  * pg's rowCount is the command tag's count: rows returned by SELECT (or by a
  * data-modifying CTE under one), rows changed by INSERT/UPDATE/DELETE. PGlite's
  * affectedRows is 0 for SELECT, so rows that came back win.
@@ -23,9 +37,16 @@ export class PgliteClient implements SqlClient {
   private constructor(private readonly db: PGlite) {}
 
   /** dataDir undefined → in-memory (tests). */
-  static async open(dataDir: string | undefined): Promise<PgliteClient> {
+  static async open(dataDir: string | undefined, options: PgliteOptions = {}): Promise<PgliteClient> {
     if (dataDir !== undefined) mkdirSync(dataDir, { recursive: true });
-    const db = new PGlite({ ...(dataDir === undefined ? {} : { dataDir }), parsers: TEXT_PARSERS });
+    const sharedBuffersMb = options.sharedBuffersMb ?? PGLITE_DEFAULT_SHARED_BUFFERS_MB;
+    const db = new PGlite({
+      ...(dataDir === undefined ? {} : { dataDir }),
+      parsers: TEXT_PARSERS,
+      // Command-line settings: applied at every start, over the data directory's postgresql.conf,
+      // which stays untouched. startParams replaces PGlite's defaults, so they are kept first.
+      startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${sharedBuffersMb}MB`],
+    });
     await db.waitReady;
     await db.exec("SET TIME ZONE 'UTC'");
     return new PgliteClient(db);
