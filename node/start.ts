@@ -25,6 +25,7 @@ import { clusterOutbox, connectClusterParts, type ClusterParts } from './cluster
 import { broadcastInvalidations } from './cluster-invalidation.js';
 import { ActorControlPlane } from './actor-gateway.js';
 import { NodeState } from './node-state.js';
+import { secureDataDir } from './data-dir.js';
 
 export interface RunningNode {
   url: string;
@@ -52,8 +53,12 @@ async function openStorage(config: NodeConfig): Promise<{ db: SqlClient; label: 
 /** Composition root: builds storage, actors, runtime services and adapters, and starts listening. */
 export async function startNode(config: NodeConfig): Promise<RunningNode> {
   const log = createLogger(config.logLevel, { nodeId: config.nodeId });
+  // Owner-only before anything is written into it, and again once PGlite created its files.
+  const onDisk = !isInMemory(config.dataDir);
+  if (onDisk) secureDataDir(config.dataDir);
   const admin = loadAdminToken(config.adminToken, config.dataDir);
   const { db, label } = await openStorage(config);
+  if (onDisk) secureDataDir(config.dataDir);
   let cluster: ClusterParts | null = null;
   try {
     await migratePlatform(db);

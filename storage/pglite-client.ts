@@ -24,7 +24,8 @@ export class PgliteClient implements SqlClient {
 
   /** dataDir undefined → in-memory (tests). */
   static async open(dataDir: string | undefined): Promise<PgliteClient> {
-    if (dataDir !== undefined) mkdirSync(dataDir, { recursive: true });
+    // Owner-only: the database files hold signing keys and the secrets master key.
+    if (dataDir !== undefined) mkdirSync(dataDir, { recursive: true, mode: 0o700 });
     const db = new PGlite({ ...(dataDir === undefined ? {} : { dataDir }), parsers: TEXT_PARSERS });
     await db.waitReady;
     await db.exec("SET TIME ZONE 'UTC'");
