@@ -78,7 +78,7 @@ async function registerAndLogin(project = shop) {
   assert.equal(reg.status, 201, JSON.stringify(reg.body));
   const login = await call(S['Identity.Login'], { project, body: { email: e, password: 'password-123' } });
   assert.equal(login.status, 200, JSON.stringify(login.body));
-  return { email: e.toLowerCase(), subjectId: reg.body.data.subjectId as string, ...(login.body.data as { accessToken: string; refreshToken: string; sessionId: string; expiresAt: string }) };
+  return { email: e.toLowerCase(), subjectId: reg.body.data.subjectId as string, ...(login.body as { accessToken: string; refreshToken: string; sessionId: string; expiresAt: string }) };
 }
 
 describe('identity operations (pipeline)', () => {
@@ -127,17 +127,17 @@ describe('identity operations (pipeline)', () => {
     const u = await registerAndLogin();
     const r1 = await call(S['Identity.Refresh'], { body: { refreshToken: u.refreshToken } });
     assert.equal(r1.status, 200);
-    assert.equal(r1.body.data.sessionId, u.sessionId);
-    assert.notEqual(r1.body.data.refreshToken, u.refreshToken);
-    const r2 = await call(S['Identity.Refresh'], { body: { refreshToken: r1.body.data.refreshToken } });
+    assert.equal(r1.body.sessionId, u.sessionId);
+    assert.notEqual(r1.body.refreshToken, u.refreshToken);
+    const r2 = await call(S['Identity.Refresh'], { body: { refreshToken: r1.body.refreshToken } });
     assert.equal(r2.status, 200);
     // theft: the first (rotated) token comes back
     const reuse = await call(S['Identity.Refresh'], { body: { refreshToken: u.refreshToken } });
     assert.equal(reuse.status, 401);
     assert.equal(reuse.body.error.reasonCode, 'Identity.InvalidRefreshToken');
     // the whole session is gone: the newest refresh token and its access token fail
-    assert.equal((await call(S['Identity.Refresh'], { body: { refreshToken: r2.body.data.refreshToken } })).status, 401);
-    assert.equal((await call(S['Identity.Me'], { bearer: r2.body.data.accessToken })).status, 401);
+    assert.equal((await call(S['Identity.Refresh'], { body: { refreshToken: r2.body.refreshToken } })).status, 401);
+    assert.equal((await call(S['Identity.Me'], { bearer: r2.body.accessToken })).status, 401);
   });
 
   it('a forged secret for a known session is refused without revoking it', async () => {
@@ -172,12 +172,12 @@ describe('identity operations (pipeline)', () => {
     assert.equal(nope.body.error.reasonCode, 'Identity.SessionNotFound');
     assert.equal((await call(S['Identity.Sessions.Revoke'], { bearer: u.accessToken, params: { sessionId: 'junk' } })).status, 404);
 
-    const ok = await call(S['Identity.Sessions.Revoke'], { bearer: u.accessToken, params: { sessionId: second.body.data.sessionId } });
+    const ok = await call(S['Identity.Sessions.Revoke'], { bearer: u.accessToken, params: { sessionId: second.body.sessionId } });
     assert.equal(ok.status, 204);
-    assert.equal((await call(S['Identity.Refresh'], { body: { refreshToken: second.body.data.refreshToken } })).status, 401);
-    assert.equal((await call(S['Identity.Me'], { bearer: second.body.data.accessToken })).status, 401);
+    assert.equal((await call(S['Identity.Refresh'], { body: { refreshToken: second.body.refreshToken } })).status, 401);
+    assert.equal((await call(S['Identity.Me'], { bearer: second.body.accessToken })).status, 401);
     const after = await call(S['Identity.Sessions.List'], { bearer: u.accessToken });
-    assert.ok(after.body.data.find((s: any) => s.id === second.body.data.sessionId).revokedAt);
+    assert.ok(after.body.data.find((s: any) => s.id === second.body.sessionId).revokedAt);
     const adminList = await call(S['Identity.Sessions.List'], { bearer: ADMIN });
     assert.equal(adminList.status, 422);
     assert.equal(adminList.body.error.reasonCode, 'Identity.UserTokenRequired');

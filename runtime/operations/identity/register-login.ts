@@ -51,10 +51,14 @@ export const registerSpec: OperationSpec = {
 
 interface TokenPair { accessToken: string; refreshToken: string; expiresAt: string; sessionId: string }
 
+/**
+ * Login and refresh answer the token pair at the top level, not under `data`
+ * (CONTRACT: Identity; the OAuth token-response habit clients expect).
+ */
 async function tokenAnswer(ctx: OperationContext, key: Uint8Array, subjectId: string, sessionId: string, refreshToken: string): Promise<Result> {
   const access = await signAccessToken(key, { projectId: projectOf(ctx).id, subjectId, sessionId });
-  const data: TokenPair = { accessToken: access.token, refreshToken, expiresAt: access.expiresAt, sessionId };
-  return single(ctx, data, 200, { 'Cache-Control': 'no-store' });
+  const body: TokenPair = { accessToken: access.token, refreshToken, expiresAt: access.expiresAt, sessionId };
+  return { status: 200, body, headers: { 'Cache-Control': 'no-store' } };
 }
 
 const invalidCredentials = (): ServiceError => unauthorized('Identity.InvalidCredentials', 'email or password is incorrect');
