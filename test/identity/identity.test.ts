@@ -111,10 +111,23 @@ forEachBackend('identity over HTTP', (backend: Backend) => {
     }
   });
 
-  it('duplicate register → 409; bad input → 422', async () => {
+  it('registering a taken address answers like a new one and creates nothing; bad input → 422', async () => {
     const email = newEmail();
-    expectStatus(await req('POST', '/api/identity/register', { bearer: null, project: projectA, body: { email, password: PASSWORD } }), 201, 'first');
-    expectError(await req('POST', '/api/identity/register', { bearer: null, project: projectA, body: { email: email.toUpperCase(), password: PASSWORD } }), 409, 'CONFLICT', 'Identity.EmailTaken');
+    const first = await req('POST', '/api/identity/register', { bearer: null, project: projectA, body: { email, password: PASSWORD } });
+    expectStatus(first, 201, 'first');
+    const again = await req('POST', '/api/identity/register', { bearer: null, project: projectA, body: { email: email.toUpperCase(), password: 'another password 1' } });
+    expectStatus(again, 201, 'taken address');
+    assert.deepEqual(Object.keys(again.body.data).sort(), ['email', 'subjectId']);
+    assert.equal(again.body.data.email, email.toLowerCase());
+    assert.match(again.body.data.subjectId, /^[0-9a-f-]{36}$/);
+    assert.notEqual(again.body.data.subjectId, first.body.data.subjectId);
+    // nothing changed: the first password still logs in, the second does not
+    expectStatus(await req('POST', '/api/identity/login', { bearer: null, project: projectA, body: { email, password: PASSWORD } }), 200, 'first password');
+    expectError(await req('POST', '/api/identity/login', { bearer: null, project: projectA, body: { email, password: 'another password 1' } }), 401, 'UNAUTHORIZED', 'Identity.InvalidCredentials');
+    // a project may opt into the explicit answer
+    expectStatus(await req('PUT', `/api/ProjectRecord/${projectB.id}`, { body: { settings: { identity: { revealTakenEmail: true } } } }), 200, 'settings');
+    expectStatus(await req('POST', '/api/identity/register', { bearer: null, project: projectB, body: { email, password: PASSWORD } }), 201, 'first in B');
+    expectError(await req('POST', '/api/identity/register', { bearer: null, project: projectB, body: { email, password: PASSWORD } }), 409, 'CONFLICT', 'Identity.EmailTaken');
     expectError(await req('POST', '/api/identity/register', { bearer: null, project: projectA, body: { email: 'nope', password: PASSWORD } }), 422, 'VALIDATION_FAILED', 'Identity.InvalidEmail');
     expectError(await req('POST', '/api/identity/register', { bearer: null, project: projectA, body: { email: newEmail(), password: 'short' } }), 422, 'VALIDATION_FAILED', 'Identity.WeakPassword');
     expectError(await req('POST', '/api/identity/register', { bearer: null, project: projectA, body: { email: newEmail(), password: PASSWORD, role: 'admin' } }), 422, 'VALIDATION_FAILED');

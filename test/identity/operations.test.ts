@@ -24,7 +24,8 @@ const mkProject = (slug: string, settings: Record<string, unknown> = {}): Projec
 const shop = mkProject('shop');
 const other = mkProject('other');
 const closed = mkProject('closed', { identity: { registration: 'closed' } });
-const projects = [shop, other, closed];
+const reveal = mkProject('reveal', { identity: { revealTakenEmail: true } });
+const projects = [shop, other, closed, reveal];
 
 before(async () => {
   db = await PgliteClient.open(undefined);
@@ -100,9 +101,17 @@ describe('identity operations (pipeline)', () => {
     for (const b of [null, [], 'x', 3, undefined]) assert.equal((await r(b)).status, 422);
     const e = email();
     assert.equal((await r({ email: e, password: 'password-123' })).status, 201);
+    // a taken address answers like a new one (no account enumeration) and creates nothing
     const dup = await r({ email: `  ${e.toUpperCase()} `, password: 'password-456' });
-    assert.equal(dup.status, 409);
-    assert.equal(dup.body.error.reasonCode, 'Identity.EmailTaken');
+    assert.equal(dup.status, 201);
+    assert.equal(dup.body.data.email, e.toLowerCase());
+    const rows = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM plinth.identity_subjects WHERE project_id = $1 AND email = $2', [shop.id, e.toLowerCase()]);
+    assert.equal(rows.rows[0]!.n, 1);
+    const revealed = await r({ email: e, password: 'password-456' }, reveal);
+    assert.equal(revealed.status, 201);
+    const taken = await r({ email: e, password: 'password-456' }, reveal);
+    assert.equal(taken.status, 409);
+    assert.equal(taken.body.error.reasonCode, 'Identity.EmailTaken');
     // the same email in another project is another account
     assert.equal((await r({ email: e, password: 'password-123' }, other)).status, 201);
     const shut = await r({ email: email(), password: 'password-123' }, closed);

@@ -11,14 +11,21 @@ import { normalizeEmail, objectBody } from './body.js';
 
 const projectOf = (ctx: OperationContext) => ctx.scope!.project;
 
-function registrationClosed(settings: Record<string, unknown>): boolean {
+/** `settings.identity` of the project, or an empty object. */
+function identitySettings(settings: Record<string, unknown>): Record<string, unknown> {
   const identity = settings.identity;
-  return typeof identity === 'object' && identity !== null && (identity as Record<string, unknown>).registration === 'closed';
+  return typeof identity === 'object' && identity !== null && !Array.isArray(identity) ? identity as Record<string, unknown> : {};
 }
 
 /**
  * `POST /api/identity/register` `{ email, password }` → 201 `{ subjectId, email }`.
  * Open unless the project's `settings.identity.registration` is `'closed'`.
+ *
+ * A taken address answers exactly like a new one (201, same shape, a random
+ * subjectId that names no account) after the same hashing work, and creates
+ * nothing, so registration cannot be used to learn which addresses have
+ * accounts (what Supabase and Auth0 do). A project that prefers the explicit
+ * answer sets `settings.identity.revealTakenEmail: true` → 409 `Identity.EmailTaken`.
  */
 export const registerSpec: OperationSpec = {
   id: 'Identity.Register',
@@ -28,7 +35,8 @@ export const registerSpec: OperationSpec = {
   async execute(ctx) {
     const project = projectOf(ctx);
     // Closed means self-service sign-up is closed; the platform admin can still provision accounts.
-    if (registrationClosed(project.settings) && ctx.actor.kind !== 'admin') {
+    const settings = identitySettings(project.settings);
+    if (settings.registration === 'closed' && ctx.actor.kind !== 'admin') {
       throw new ServiceError('ACCESS_DENIED', 'Identity.RegistrationClosed', 'registration is closed for this project');
     }
     const body = objectBody(ctx.inv.body, ['email', 'password'], 'Identity');
@@ -44,8 +52,9 @@ export const registerSpec: OperationSpec = {
       [randomUUID(), project.id, email, passwordHash],
     );
     const row = res.rows[0];
-    if (row === undefined) throw new ServiceError('CONFLICT', 'Identity.EmailTaken', 'an account with this email already exists', { field: 'email' });
-    return single(ctx, { subjectId: row.id, email }, 201);
+    if (row !== undefined) return single(ctx, { subjectId: row.id, email }, 201);
+    if (settings.revealTakenEmail === true) throw new ServiceError('CONFLICT', 'Identity.EmailTaken', 'an account with this email already exists', { field: 'email' });
+    return single(ctx, { subjectId: randomUUID(), email }, 201);
   },
 };
 
