@@ -10,6 +10,8 @@ import { OutboxProcessor } from '../runtime/events/outbox-processor.js';
 import { SecretStore } from '../runtime/secrets/index.js';
 import { WebhookDispatcher } from '../runtime/webhooks/outbound/dispatcher.js';
 import { JwtTokenVerifier, SqlGrantSource } from '../runtime/identity/index.js';
+import { defaultHashConcurrency, passwordHashGate } from '../runtime/identity/hash-gate.js';
+import { LoginThrottle } from '../runtime/identity/login-throttle.js';
 import { createLogger, type Logger } from '../runtime/log.js';
 import { BufferedAuditWriter } from '../runtime/pipeline/audit-writer.js';
 import { PublicationRegistry } from '../runtime/publication/registry.js';
@@ -112,6 +114,8 @@ export async function startNode(config: NodeConfig): Promise<RunningNode> {
     load: () => ({ activations: actors.stats().activations, inFlight: inFlight.count, rssBytes: process.memoryUsage.rss() }),
   });
 
+  // Process-wide (libuv's pool is): the last node started in a process sets it.
+  passwordHashGate.configure(config.passwordHashConcurrency === 0 ? defaultHashConcurrency() : config.passwordHashConcurrency, config.passwordHashQueue);
   const services: Services = {
     db, log, nodeId: config.nodeId,
     adminTokenDigest: createHash('sha256').update(admin.token).digest(),
@@ -122,6 +126,7 @@ export async function startNode(config: NodeConfig): Promise<RunningNode> {
     limits: { maxPageSize: config.maxPageSize, maxBatchRows: config.maxBatchRows, idempotencyRetentionMs: config.idempotencyRetentionMs },
     node,
     webhooks,
+    identity: { refreshReuseGraceMs: config.refreshReuseGraceMs, throttle: new LoginThrottle(config.loginThrottle) },
     realtime: new RealtimeHub({
       db, log, tail: eventTail, maxSubscriptionsPerProject: config.realtimeMaxSubscriptionsPerProject,
       peers: cluster === null ? undefined : new ClusterRealtimeUsage(cluster.bus, config.nodeId),

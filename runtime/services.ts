@@ -1,4 +1,5 @@
 import type { SqlClient } from '../storage/index.js';
+import type { IdentityPolicy } from './identity/policy.js';
 import type { Logger } from './log.js';
 import type { Actor, ProjectRow, TenantRow } from './operations/types.js';
 import type { CompiledPublication } from './publication/compiled-publication.js';
@@ -93,4 +94,6 @@ export interface Services {
   readonly webhooks?: OutboundWebhooks;
   /** Realtime subscriptions of this node (WebSocket and SSE). Absent: realtime routes answer 404. */
   readonly realtime?: RealtimeHub;
+  /** Login throttling and refresh-token grace of this node. Absent: the defaults (runtime/identity/policy.ts). */
+  readonly identity?: IdentityPolicy;
 }

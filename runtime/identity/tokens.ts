@@ -117,6 +117,22 @@ export function newRefreshToken(projectKey: Uint8Array, sessionId: string): stri
   return `${sessionId}.${secret.toString('base64url')}`;
 }
 
+const successorKey = (projectKey: Uint8Array): Buffer => createHmac('sha256', projectKey).update('plinth/refresh-token-successor/v1').digest();
+
+/**
+ * The refresh token that replaces `presented` at rotation. Derived, not
+ * random: HMAC of the presented token under a key only the server holds. So
+ * two concurrent refreshes with one token (a client's retry, two tabs) compute
+ * the same successor, and the loser of the race, inside the grace window, can
+ * answer the very pair the winner got (see Identity.Refresh). Without the
+ * project key nobody can compute a successor.
+ */
+export function successorRefreshToken(projectKey: Uint8Array, sessionId: string, presented: string): string {
+  const random = createHmac('sha256', successorKey(projectKey)).update(presented).digest().subarray(0, REFRESH_RANDOM_BYTES);
+  const secret = Buffer.concat([random, refreshTag(projectKey, sessionId, random)]);
+  return `${sessionId}.${secret.toString('base64url')}`;
+}
+
 /** Splits a presented refresh token; null when it is not of our form. */
 export function parseRefreshToken(token: unknown): ParsedRefreshToken | null {
   if (typeof token !== 'string' || token.length > 200) return null;

@@ -1,0 +1,101 @@
+/**
+ * Brute-force protection for password login, per node, in memory.
+ *
+ * Two independent limits, both on FAILED logins (a success costs nothing
+ * and resets its account):
+ * - per account (project + normalized email, whether or not it exists, so
+ *   the lockout tells nothing about which addresses have accounts):
+ *   `accountMaxFailures` failures within `accountWindowMs` lock the account
+ *   for `lockoutBaseMs`, doubled at each further lockout (1, 2, 4, 8 … min),
+ *   capped at `accountWindowMs`;
+ * - per client address: `addressMaxFailures` failures within
+ *   `addressWindowMs` block further logins from it until the window ends.
+ * While locked, every login (the right password too) answers 429 with
+ * Retry-After before any password is hashed, so a flood costs no CPU.
+ *
+ * Per node: in a cluster each node counts on its own (an attacker spreading
+ * over N nodes gets N times the budget; a balancer with sticky addresses
+ * keeps it at one). Memory is bounded by `maxEntries` per map.
+ */
+export interface LoginThrottleOptions {
+  accountMaxFailures: number;
+  accountWindowMs: number;
+  lockoutBaseMs: number;
+  addressMaxFailures: number;
+  addressWindowMs: number;
+  maxEntries?: number;
+}
+
+/** Defaults, close to what hosted identity services do (Auth0: 10 per account; Supabase: 30 sign-ins per 5 min per IP). */
+export const DEFAULT_LOGIN_THROTTLE: LoginThrottleOptions = {
+  accountMaxFailures: 5,
+  accountWindowMs: 15 * 60_000,
+  lockoutBaseMs: 60_000,
+  addressMaxFailures: 30,
+  addressWindowMs: 60_000,
+};
+
+interface AccountState { failures: number; windowStart: number; lockedUntil: number; lockouts: number }
+interface AddressState { failures: number; windowStart: number }
+
+export class LoginThrottle {
+  private readonly accounts = new Map<string, AccountState>();
+  private readonly addresses = new Map<string, AddressState>();
+  private readonly maxEntries: number;
+
+  constructor(private readonly opts: LoginThrottleOptions = DEFAULT_LOGIN_THROTTLE, private readonly now: () => number = Date.now) {
+    this.maxEntries = opts.maxEntries ?? 100_000;
+  }
+
+  /** Milliseconds until a login for this account from this address may be tried; 0 when it may now. */
+  retryAfterMs(account: string, address: string | null): number {
+    const t = this.now();
+    let wait = 0;
+    const a = this.accounts.get(account);
+    if (a !== undefined && a.lockedUntil > t) wait = a.lockedUntil - t;
+    const ad = address === null ? undefined : this.addresses.get(address);
+    if (ad !== undefined && ad.failures >= this.opts.addressMaxFailures && t - ad.windowStart < this.opts.addressWindowMs) {
+      wait = Math.max(wait, ad.windowStart + this.opts.addressWindowMs - t);
+    }
+    return wait;
+  }
+
+  failed(account: string, address: string | null): void {
+    const t = this.now();
+    let a = this.accounts.get(account);
+    // A quiet window since the last lockout ended forgets the lockout history too.
+    if (a !== undefined && t - a.windowStart >= this.opts.accountWindowMs && t - a.lockedUntil >= this.opts.accountWindowMs) a = undefined;
+    if (a === undefined) a = { failures: 0, windowStart: t, lockedUntil: 0, lockouts: 0 };
+    else if (t - a.windowStart >= this.opts.accountWindowMs) {
+      a.failures = 0;
+      a.windowStart = t;
+    }
+    a.failures++;
+    if (a.failures >= this.opts.accountMaxFailures) {
+      a.lockouts++;
+      a.lockedUntil = t + Math.min(this.opts.lockoutBaseMs * 2 ** (a.lockouts - 1), this.opts.accountWindowMs);
+      a.failures = 0;
+      a.windowStart = t;
+    }
+    this.put(this.accounts, account, a);
+    if (address === null) return;
+    let ad = this.addresses.get(address);
+    if (ad === undefined || t - ad.windowStart >= this.opts.addressWindowMs) ad = { failures: 0, windowStart: t };
+    ad.failures++;
+    this.put(this.addresses, address, ad);
+  }
+
+  /** A correct password: the account's failures and lockout history are forgotten. */
+  succeeded(account: string): void {
+    this.accounts.delete(account);
+  }
+
+  private put<V>(map: Map<string, V>, key: string, value: V): void {
+    map.delete(key); // re-insert: Map order is then least recently failed first
+    if (map.size >= this.maxEntries) {
+      const oldest = map.keys().next();
+      if (oldest.done !== true) map.delete(oldest.value);
+    }
+    map.set(key, value);
+  }
+}
