@@ -114,4 +114,38 @@ forEachBackend('session revocation', (backend: Backend) => {
       ws.terminate();
     }
   });
+
+  it('revoking a session ends its SSE stream with a final error event', async () => {
+    const p = await bootstrapProject(server.url, server.adminToken, `rs${randomUUID().slice(0, 8)}`);
+    await defineEntity(p.client, { entityName: 'Order', fields: [{ name: 'status', type: 'String', nullable: false }] });
+    expectStatus(await p.client.post(`/api/projects/${p.projectId}/capability-grants`, { role: 'authenticated', grant: 'entity:Order:read' }), 201);
+    const u = await userSession(p.client);
+    const abort = new AbortController();
+    const res = await fetch(`${server.url}/api/realtime/sse?entity=Order`, {
+      headers: { authorization: `Bearer ${u.token}`, 'x-service-tenant': p.tenant, 'x-service-project': p.project }, signal: abort.signal,
+    });
+    assert.equal(res.status, 200);
+    const reader = res.body!.getReader();
+    let text = '';
+    const ended = (async () => {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) return true;
+        text += Buffer.from(value).toString('utf8');
+      }
+    })().catch(() => false);
+    try {
+      const order = await p.client.post('/api/orders', { status: 'open' });
+      const deadline = Date.now() + 10_000;
+      while (!text.includes(order.body.data.id) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      assert.ok(text.includes(order.body.data.id), `no change before the revocation: ${text}`);
+      expectStatus(await p.client.delete(`/api/identity/sessions/${u.sessionId}`), 204);
+      const done = await Promise.race([ended, new Promise<null>((r) => setTimeout(() => r(null), 5_000))]);
+      // true: a clean end; false: the socket closed under the reader. Either way the stream is over.
+      assert.notEqual(done, null, `the SSE stream stayed open after its session was revoked: ${JSON.stringify(text)}`);
+      assert.match(text, /event: error\ndata: .*Identity\.SessionRevoked/);
+    } finally {
+      abort.abort();
+    }
+  });
 });
