@@ -80,6 +80,11 @@ let dummy: Promise<string> | null = null;
  * time as a wrong password and the answers cannot be told apart.
  */
 export function dummyPasswordHash(): Promise<string> {
-  dummy ??= hashPassword(randomBytes(24).toString('base64url'));
+  if (dummy === null) {
+    const made = hashPassword(randomBytes(24).toString('base64url'));
+    dummy = made;
+    // A refused first attempt (hash gate full) must not be remembered.
+    made.catch(() => { if (dummy === made) dummy = null; });
+  }
   return dummy;
 }
