@@ -41,10 +41,35 @@ interface AddressState { failures: number; windowStart: number }
 export class LoginThrottle {
   private readonly accounts = new Map<string, AccountState>();
   private readonly addresses = new Map<string, AddressState>();
+  private readonly inFlight = new Map<string, number>();
   private readonly maxEntries: number;
 
   constructor(private readonly opts: LoginThrottleOptions = DEFAULT_LOGIN_THROTTLE, private readonly now: () => number = Date.now) {
     this.maxEntries = opts.maxEntries ?? 100_000;
+  }
+
+  /**
+   * Starts a login attempt: 0 when it may go ahead (it then counts as in
+   * flight until `end`), else milliseconds to wait. Attempts in flight count
+   * toward the account's limit, so a burst of concurrent guesses cannot slip
+   * past it while the first ones are still being hashed (Retry-After 1 s).
+   */
+  begin(account: string, address: string | null): number {
+    const wait = this.retryAfterMs(account, address);
+    if (wait > 0) return wait;
+    const a = this.accounts.get(account);
+    const failures = a !== undefined && this.now() - a.windowStart < this.opts.accountWindowMs ? a.failures : 0;
+    const inFlight = this.inFlight.get(account) ?? 0;
+    if (failures + inFlight >= this.opts.accountMaxFailures) return 1000;
+    this.inFlight.set(account, inFlight + 1);
+    return 0;
+  }
+
+  /** Ends an attempt that `begin` let through (call it after failed/succeeded, whatever happened). */
+  end(account: string): void {
+    const n = (this.inFlight.get(account) ?? 1) - 1;
+    if (n <= 0) this.inFlight.delete(account);
+    else this.inFlight.set(account, n);
   }
 
   /** Milliseconds until a login for this account from this address may be tried; 0 when it may now. */

@@ -31,6 +31,17 @@ describe('LoginThrottle', () => {
     assert.equal(t.retryAfterMs('a', null), 0);
   });
 
+  it('counts attempts in flight toward the account limit, so a concurrent burst cannot pass it', () => {
+    const t = new LoginThrottle({ accountMaxFailures: 3, accountWindowMs: MIN, lockoutBaseMs: MIN, addressMaxFailures: 1000, addressWindowMs: MIN });
+    assert.deepEqual([t.begin('a', null), t.begin('a', null), t.begin('a', null)], [0, 0, 0]);
+    assert.equal(t.begin('a', null), 1000);
+    assert.equal(t.begin('b', null), 0);
+    t.failed('a', null); t.end('a');
+    assert.equal(t.begin('a', null), 1000);
+    t.end('a'); t.end('a');
+    assert.equal(t.begin('a', null), 0);
+  });
+
   it('blocks a client address for the rest of its window', () => {
     let now = 0;
     const t = new LoginThrottle({ accountMaxFailures: 1000, accountWindowMs: MIN, lockoutBaseMs: MIN, addressMaxFailures: 5, addressWindowMs: MIN }, () => now);

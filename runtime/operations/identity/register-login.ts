@@ -97,34 +97,45 @@ export const loginSpec: OperationSpec = {
     const { throttle } = identityPolicy(ctx.services);
     const account = `${project.id}\u0000${email ?? body.email.trim().toLowerCase().slice(0, 320)}`;
     const address = ctx.inv.clientAddress ?? null;
-    const waitMs = throttle.retryAfterMs(account, address);
+    const waitMs = throttle.begin(account, address);
     if (waitMs > 0) throw tooManyAttempts(waitMs);
-    const db = ctx.services.db;
-    const found = email === null ? undefined : (await db.query<{ id: string; password_hash: string; state: string }>(
-      'SELECT id::text AS id, password_hash, state FROM plinth.identity_subjects WHERE project_id = $1 AND email = $2',
-      [project.id, email],
-    )).rows[0];
-    // Unknown email, or a password no account can have: verify against a dummy hash
-    // so the answer takes as long as a wrong password and reads the same.
-    const usable = body.password.length >= 1 && body.password.length <= PASSWORD_MAX_LENGTH;
-    const ok = await verifyPassword(usable ? body.password : '', found?.password_hash ?? (await dummyPasswordHash()));
-    if (found === undefined || !usable || !ok || found.state !== 'active') {
-      throttle.failed(account, address);
-      throw invalidCredentials();
+    try {
+      return await checkAndOpenSession(ctx, body.password, email, account, address);
+    } finally {
+      throttle.end(account);
     }
-    throttle.succeeded(account);
-
-    const key = await projectSigningKey(db, project.id);
-    const sessionId = randomUUID();
-    const refreshToken = newRefreshToken(key, sessionId);
-    await db.query(
-      `INSERT INTO plinth.identity_sessions (id, project_id, subject_id, refresh_hash, expires_at)
-       VALUES ($1, $2, $3, $4, now() + $5::int * interval '1 second')`,
-      [sessionId, project.id, found.id, refreshTokenHash(refreshToken), SESSION_TTL_SECONDS],
-    );
-    return tokenAnswer(ctx, key, found.id, sessionId, refreshToken);
   },
 };
+
+/** Checks the password (counting a failure against the throttle) and opens a session. */
+async function checkAndOpenSession(ctx: OperationContext, password: string, email: string | null, account: string, address: string | null): Promise<Result> {
+  const project = projectOf(ctx);
+  const { throttle } = identityPolicy(ctx.services);
+  const db = ctx.services.db;
+  const found = email === null ? undefined : (await db.query<{ id: string; password_hash: string; state: string }>(
+    'SELECT id::text AS id, password_hash, state FROM plinth.identity_subjects WHERE project_id = $1 AND email = $2',
+    [project.id, email],
+  )).rows[0];
+  // Unknown email, or a password no account can have: verify against a dummy hash
+  // so the answer takes as long as a wrong password and reads the same.
+  const usable = password.length >= 1 && password.length <= PASSWORD_MAX_LENGTH;
+  const ok = await verifyPassword(usable ? password : '', found?.password_hash ?? (await dummyPasswordHash()));
+  if (found === undefined || !usable || !ok || found.state !== 'active') {
+    throttle.failed(account, address);
+    throw invalidCredentials();
+  }
+  throttle.succeeded(account);
+
+  const key = await projectSigningKey(db, project.id);
+  const sessionId = randomUUID();
+  const refreshToken = newRefreshToken(key, sessionId);
+  await db.query(
+    `INSERT INTO plinth.identity_sessions (id, project_id, subject_id, refresh_hash, expires_at)
+     VALUES ($1, $2, $3, $4, now() + $5::int * interval '1 second')`,
+    [sessionId, project.id, found.id, refreshTokenHash(refreshToken), SESSION_TTL_SECONDS],
+  );
+  return tokenAnswer(ctx, key, found.id, sessionId, refreshToken);
+}
 
 const invalidRefresh = (): ServiceError => unauthorized('Identity.InvalidRefreshToken', 'the refresh token is invalid, expired or revoked');
 
