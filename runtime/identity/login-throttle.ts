@@ -35,6 +35,9 @@ export const DEFAULT_LOGIN_THROTTLE: LoginThrottleOptions = {
   addressWindowMs: 60_000,
 };
 
+/** Why a login may not be tried now: how long to wait, and the limit (per account or per address) that was reached. */
+export interface LoginRefusal { waitMs: number; limit: number; scope: 'account' | 'address' }
+
 interface AccountState { failures: number; windowStart: number; lockedUntil: number; lockouts: number }
 interface AddressState { failures: number; windowStart: number }
 
@@ -49,20 +52,20 @@ export class LoginThrottle {
   }
 
   /**
-   * Starts a login attempt: 0 when it may go ahead (it then counts as in
-   * flight until `end`), else milliseconds to wait. Attempts in flight count
-   * toward the account's limit, so a burst of concurrent guesses cannot slip
-   * past it while the first ones are still being hashed (Retry-After 1 s).
+   * Starts a login attempt: null when it may go ahead (it then counts as in
+   * flight until `end`), else why not. Attempts in flight count toward the
+   * account's limit, so a burst of concurrent guesses cannot slip past it
+   * while the first ones are still being hashed (then: wait 1 s).
    */
-  begin(account: string, address: string | null): number {
-    const wait = this.retryAfterMs(account, address);
-    if (wait > 0) return wait;
+  begin(account: string, address: string | null): LoginRefusal | null {
+    const refused = this.refusal(account, address);
+    if (refused !== null) return refused;
     const a = this.accounts.get(account);
     const failures = a !== undefined && this.now() - a.windowStart < this.opts.accountWindowMs ? a.failures : 0;
     const inFlight = this.inFlight.get(account) ?? 0;
-    if (failures + inFlight >= this.opts.accountMaxFailures) return 1000;
+    if (failures + inFlight >= this.opts.accountMaxFailures) return { waitMs: 1000, limit: this.opts.accountMaxFailures, scope: 'account' };
     this.inFlight.set(account, inFlight + 1);
-    return 0;
+    return null;
   }
 
   /** Ends an attempt that `begin` let through (call it after failed/succeeded, whatever happened). */
@@ -74,15 +77,20 @@ export class LoginThrottle {
 
   /** Milliseconds until a login for this account from this address may be tried; 0 when it may now. */
   retryAfterMs(account: string, address: string | null): number {
+    return this.refusal(account, address)?.waitMs ?? 0;
+  }
+
+  private refusal(account: string, address: string | null): LoginRefusal | null {
     const t = this.now();
-    let wait = 0;
+    let out: LoginRefusal | null = null;
     const a = this.accounts.get(account);
-    if (a !== undefined && a.lockedUntil > t) wait = a.lockedUntil - t;
+    if (a !== undefined && a.lockedUntil > t) out = { waitMs: a.lockedUntil - t, limit: this.opts.accountMaxFailures, scope: 'account' };
     const ad = address === null ? undefined : this.addresses.get(address);
     if (ad !== undefined && ad.failures >= this.opts.addressMaxFailures && t - ad.windowStart < this.opts.addressWindowMs) {
-      wait = Math.max(wait, ad.windowStart + this.opts.addressWindowMs - t);
+      const waitMs = ad.windowStart + this.opts.addressWindowMs - t;
+      if (out === null || waitMs > out.waitMs) out = { waitMs, limit: this.opts.addressMaxFailures, scope: 'address' };
     }
-    return wait;
+    return out;
   }
 
   failed(account: string, address: string | null): void {

@@ -41,6 +41,7 @@ forEachBackend('login hardening', (backend: Backend) => {
     assert.equal(e.retryable, true);
     const after = Number(r.headers.get('retry-after'));
     assert.ok(Number.isInteger(after) && after >= 1, `Retry-After: ${r.headers.get('retry-after')}`);
+    assert.match(r.headers.get('x-service-quota-kind') ?? '', /^identity\.login\.failures\.(account|address)$/);
   };
 
   it('5 wrong passwords lock the account: 429 with Retry-After, the right password too; other accounts unaffected', async () => {

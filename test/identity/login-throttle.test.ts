@@ -33,13 +33,13 @@ describe('LoginThrottle', () => {
 
   it('counts attempts in flight toward the account limit, so a concurrent burst cannot pass it', () => {
     const t = new LoginThrottle({ accountMaxFailures: 3, accountWindowMs: MIN, lockoutBaseMs: MIN, addressMaxFailures: 1000, addressWindowMs: MIN });
-    assert.deepEqual([t.begin('a', null), t.begin('a', null), t.begin('a', null)], [0, 0, 0]);
-    assert.equal(t.begin('a', null), 1000);
-    assert.equal(t.begin('b', null), 0);
+    assert.deepEqual([t.begin('a', null), t.begin('a', null), t.begin('a', null)], [null, null, null]);
+    assert.deepEqual(t.begin('a', null), { waitMs: 1000, limit: 3, scope: 'account' });
+    assert.equal(t.begin('b', null), null);
     t.failed('a', null); t.end('a');
-    assert.equal(t.begin('a', null), 1000);
+    assert.equal(t.begin('a', null)?.waitMs, 1000);
     t.end('a'); t.end('a');
-    assert.equal(t.begin('a', null), 0);
+    assert.equal(t.begin('a', null), null);
   });
 
   it('blocks a client address for the rest of its window', () => {

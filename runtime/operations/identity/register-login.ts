@@ -6,6 +6,7 @@ import { dummyPasswordHash, hashPassword, isAcceptablePassword, PASSWORD_MAX_LEN
 import { revokedSessions } from '../../identity/revocations.js';
 import { newRefreshToken, parseRefreshToken, refreshTokenHash, refreshTokenIssuedBy, sameHash, signAccessToken, successorRefreshToken } from '../../identity/tokens.js';
 import { identityPolicy } from '../../identity/policy.js';
+import type { LoginRefusal } from '../../identity/login-throttle.js';
 import { single } from '../envelopes.js';
 import { noGrants, type OperationContext, type OperationSpec, type Result } from '../types.js';
 import { normalizeEmail, objectBody } from './body.js';
@@ -73,11 +74,22 @@ async function tokenAnswer(ctx: OperationContext, key: Uint8Array, subjectId: st
 
 const invalidCredentials = (): ServiceError => unauthorized('Identity.InvalidCredentials', 'email or password is incorrect');
 
-/** 429 while an account or client address is locked out (LoginThrottle); retryable once Retry-After passed. */
-const tooManyAttempts = (waitMs: number): ServiceError => {
-  const seconds = Math.max(1, Math.ceil(waitMs / 1000));
+/**
+ * 429 while an account or client address is locked out (LoginThrottle);
+ * retryable once Retry-After passed. The spec's quota headers come along
+ * (kind `identity.login.failures.account` or `….address`).
+ */
+const tooManyAttempts = (r: LoginRefusal): ServiceError => {
+  const seconds = Math.max(1, Math.ceil(r.waitMs / 1000));
   return new ServiceError('QUOTA_EXCEEDED', 'Identity.TooManyAttempts', `too many failed logins; retry in ${seconds} s`, {
-    retryable: true, headers: { 'Retry-After': String(seconds) },
+    retryable: true,
+    headers: {
+      'Retry-After': String(seconds),
+      'X-Service-Quota-Kind': `identity.login.failures.${r.scope}`,
+      'X-Service-Quota-Limit': String(r.limit),
+      'X-Service-Quota-Used': String(r.limit),
+      'X-Service-Quota-Reset': new Date(Date.now() + seconds * 1000).toISOString(),
+    },
   });
 };
 
@@ -97,8 +109,8 @@ export const loginSpec: OperationSpec = {
     const { throttle } = identityPolicy(ctx.services);
     const account = `${project.id}\u0000${email ?? body.email.trim().toLowerCase().slice(0, 320)}`;
     const address = ctx.inv.clientAddress ?? null;
-    const waitMs = throttle.begin(account, address);
-    if (waitMs > 0) throw tooManyAttempts(waitMs);
+    const refused = throttle.begin(account, address);
+    if (refused !== null) throw tooManyAttempts(refused);
     try {
       return await checkAndOpenSession(ctx, body.password, email, account, address);
     } finally {
