@@ -90,6 +90,25 @@ export interface NodeConfig {
   realtimeMaxFiltersPerProject: number;
   /** REALTIME_FILTER_CHECK_CONCURRENCY: realtime filter queries in flight on this node, all projects together (each project runs one at a time). Default 2. */
   realtimeFilterCheckConcurrency: number;
+  /** Failed-login throttling (docs/identity.md); per node, in memory. */
+  loginThrottle: {
+    /** LOGIN_MAX_FAILURES_PER_ACCOUNT: failures within the window that lock an account. Default 5. */
+    accountMaxFailures: number;
+    /** LOGIN_ACCOUNT_WINDOW_S: the account window, also the longest lockout. Default 900 (15 min). */
+    accountWindowMs: number;
+    /** LOGIN_LOCKOUT_BASE_S: first lockout; each further one doubles it. Default 60. */
+    lockoutBaseMs: number;
+    /** LOGIN_MAX_FAILURES_PER_ADDRESS: failures from one client address within its window before it is blocked. Default 30. */
+    addressMaxFailures: number;
+    /** LOGIN_ADDRESS_WINDOW_S: the address window. Default 60. */
+    addressWindowMs: number;
+  };
+  /** PASSWORD_HASH_CONCURRENCY: password hashes running at once; 0 (default) = one less than the cores, 1 to 4. */
+  passwordHashConcurrency: number;
+  /** PASSWORD_HASH_QUEUE: hashes waiting beyond that before a login answers 503 Identity.Busy. Default 64. */
+  passwordHashQueue: number;
+  /** REFRESH_REUSE_GRACE_MS: how long a just-rotated refresh token still answers with its successor. Default 10000; 0 disables. */
+  refreshReuseGraceMs: number;
 }
 
 const LEVELS: LogLevel[] = ['debug', 'info', 'warn', 'error', 'silent'];
@@ -190,6 +209,16 @@ export function parseConfig(env: NodeJS.ProcessEnv = process.env): NodeConfig {
     realtimeMaxSubscriptionsPerActor: int(env, 'REALTIME_MAX_SUBSCRIPTIONS_PER_ACTOR', 200, 1, 10_000_000),
     realtimeMaxFiltersPerProject: int(env, 'REALTIME_MAX_FILTERS_PER_PROJECT', 500, 1, 1_000_000),
     realtimeFilterCheckConcurrency: int(env, 'REALTIME_FILTER_CHECK_CONCURRENCY', 2, 1, 1000),
+    loginThrottle: {
+      accountMaxFailures: int(env, 'LOGIN_MAX_FAILURES_PER_ACCOUNT', 5, 1, 1_000_000),
+      accountWindowMs: int(env, 'LOGIN_ACCOUNT_WINDOW_S', 900, 1, 86_400) * 1000,
+      lockoutBaseMs: int(env, 'LOGIN_LOCKOUT_BASE_S', 60, 1, 86_400) * 1000,
+      addressMaxFailures: int(env, 'LOGIN_MAX_FAILURES_PER_ADDRESS', 30, 1, 1_000_000),
+      addressWindowMs: int(env, 'LOGIN_ADDRESS_WINDOW_S', 60, 1, 86_400) * 1000,
+    },
+    passwordHashConcurrency: int(env, 'PASSWORD_HASH_CONCURRENCY', 0, 0, 64),
+    passwordHashQueue: int(env, 'PASSWORD_HASH_QUEUE', 64, 0, 100_000),
+    refreshReuseGraceMs: int(env, 'REFRESH_REUSE_GRACE_MS', 10_000, 0, 300_000),
   };
 }
 

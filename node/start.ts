@@ -11,6 +11,8 @@ import { OutboxProcessor } from '../runtime/events/outbox-processor.js';
 import { SecretStore } from '../runtime/secrets/index.js';
 import { WebhookDispatcher } from '../runtime/webhooks/outbound/dispatcher.js';
 import { JwtTokenVerifier, SqlGrantSource } from '../runtime/identity/index.js';
+import { defaultHashConcurrency, passwordHashGate } from '../runtime/identity/hash-gate.js';
+import { LoginThrottle } from '../runtime/identity/login-throttle.js';
 import { createLogger, type Logger } from '../runtime/log.js';
 import { BufferedAuditWriter } from '../runtime/pipeline/audit-writer.js';
 import { PublicationRegistry } from '../runtime/publication/registry.js';
@@ -28,6 +30,7 @@ import type { StartupDeadline } from '../cluster/startup.js';
 import { broadcastInvalidations } from './cluster-invalidation.js';
 import { ActorControlPlane } from './actor-gateway.js';
 import { NodeState } from './node-state.js';
+import { secureDataDir } from './data-dir.js';
 
 export interface RunningNode {
   url: string;
@@ -57,8 +60,12 @@ async function openStorage(config: NodeConfig): Promise<{ db: SqlClient; label: 
 /** Composition root: builds storage, actors, runtime services and adapters, and starts listening. */
 export async function startNode(config: NodeConfig): Promise<RunningNode> {
   const log = createLogger(config.logLevel, { nodeId: config.nodeId });
+  // Owner-only before anything is written into it, and again once PGlite created its files.
+  const onDisk = !isInMemory(config.dataDir);
+  if (onDisk) secureDataDir(config.dataDir);
   const admin = loadAdminToken(config.adminToken, config.dataDir);
   const { db, label } = await openStorage(config);
+  if (onDisk) secureDataDir(config.dataDir);
   let cluster: ClusterParts | null = null;
   let natsDeadline: StartupDeadline | null = null;
   try {
@@ -122,6 +129,8 @@ export async function startNode(config: NodeConfig): Promise<RunningNode> {
   // Cluster mode listens before JetStream setup, so readiness can answer 503 while it waits out an election.
   node.starting = cluster !== null;
 
+  // Process-wide (libuv's pool is): the last node started in a process sets it.
+  passwordHashGate.configure(config.passwordHashConcurrency === 0 ? defaultHashConcurrency() : config.passwordHashConcurrency, config.passwordHashQueue);
   const services: Services = {
     db, log, nodeId: config.nodeId,
     adminTokenDigest: createHash('sha256').update(admin.token).digest(),
@@ -132,6 +141,7 @@ export async function startNode(config: NodeConfig): Promise<RunningNode> {
     limits: { maxPageSize: config.maxPageSize, maxBatchRows: config.maxBatchRows, idempotencyRetentionMs: config.idempotencyRetentionMs },
     node,
     webhooks,
+    identity: { refreshReuseGraceMs: config.refreshReuseGraceMs, throttle: new LoginThrottle(config.loginThrottle) },
     realtime: new RealtimeHub({
       db, log, tail: eventTail,
       limits: {

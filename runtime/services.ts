@@ -1,4 +1,5 @@
 import type { SqlClient } from '../storage/index.js';
+import type { IdentityPolicy } from './identity/policy.js';
 import type { Logger } from './log.js';
 import type { Actor, ProjectRow, TenantRow } from './operations/types.js';
 import type { CompiledPublication } from './publication/compiled-publication.js';
@@ -11,6 +12,8 @@ import type { OutboundWebhooks } from './webhooks/outbound/dispatcher.js';
 /** Verifies a project user's access token (stage 1). Null when the token is not valid. */
 export interface TokenVerifier {
   verify(token: string): Promise<Actor | null>;
+  /** Whether a user session may still authenticate (not revoked or expired); tokens that carry a session id but are checked elsewhere ask this. */
+  sessionLive?(projectId: string, sessionId: string): Promise<boolean>;
 }
 
 /** Resolves tenant/project by slug or id; cached, invalidated by the owning actors. */
@@ -91,4 +94,6 @@ export interface Services {
   readonly webhooks?: OutboundWebhooks;
   /** Realtime subscriptions of this node (WebSocket and SSE). Absent: realtime routes answer 404. */
   readonly realtime?: RealtimeHub;
+  /** Login throttling and refresh-token grace of this node. Absent: the defaults (runtime/identity/policy.ts). */
+  readonly identity?: IdentityPolicy;
 }

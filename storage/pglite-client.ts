@@ -38,7 +38,10 @@ export class PgliteClient implements SqlClient {
 
   /** dataDir undefined → in-memory (tests). */
   static async open(dataDir: string | undefined, options: PgliteOptions = {}): Promise<PgliteClient> {
-    if (dataDir !== undefined) mkdirSync(dataDir, { recursive: true });
+    if (dataDir !== undefined) {
+      // Owner-only: the database files hold signing keys and the secrets master key.
+      mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+    }
     const sharedBuffersMb = options.sharedBuffersMb ?? PGLITE_DEFAULT_SHARED_BUFFERS_MB;
     const db = new PGlite({
       ...(dataDir === undefined ? {} : { dataDir }),

@@ -60,6 +60,24 @@ export class RealtimeConnection implements RealtimeRecipient {
     return true;
   }
 
+  /**
+   * Ends the connection from our side: sends `finalMessage` (when given),
+   * detaches every subscription at once (no further change reaches it), then
+   * closes with `code` (session revoked: 4401).
+   */
+  endWith(code: number, reason: string, finalMessage?: string): void {
+    if (!this.open) return;
+    if (finalMessage !== undefined) this.send(finalMessage);
+    if (!this.open) return;
+    this.closeSubscriptions();
+    this.open = false;
+    try {
+      this.ws.end(code, reason);
+    } catch {
+      /* already closed */
+    }
+  }
+
   private dropSlow(): void {
     wsStats.droppedSlow++;
     this.closeSubscriptions();

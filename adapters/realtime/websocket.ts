@@ -12,6 +12,7 @@ import { bearerOf, parseQuery } from '../rest/request-meta.js';
 import { statusLine } from '../rest/status-text.js';
 import { RealtimeConnection, wsStats } from './connection.js';
 import type { SlowConsumerSweep } from './slow-consumer-sweep.js';
+import { SESSION_REVOKED_CLOSE_CODE, SESSION_REVOKED_REASON_CODE, sessionConnections } from '../../runtime/realtime/session-connections.js';
 
 /** Per-connection state: the credential and scope every subscribe dispatches with. */
 interface ConnData {
@@ -21,6 +22,9 @@ interface ConnData {
   branch: string | null;
   basePath: string;
   conn: RealtimeConnection | null;
+  /** The user session behind the credential (null for admin and API keys): its revocation closes the connection. */
+  sessionId: string | null;
+  untrack: (() => void) | null;
 }
 
 const MAX_MESSAGE_BYTES = 64 * 1024;
@@ -86,7 +90,7 @@ export function registerRealtimeWebSocket(app: TemplatedApp, services: Services,
         tenant: req.getHeader('x-service-tenant') || (q.get('tenant') ?? ''),
         project: req.getHeader('x-service-project') || (q.get('project') ?? ''),
         branch: req.getHeader('x-service-branch') || (q.get('branch') ?? null),
-        basePath, conn: null,
+        basePath, conn: null, sessionId: null, untrack: null,
       };
       let aborted = false;
       res.onAborted(() => {
@@ -106,6 +110,7 @@ export function registerRealtimeWebSocket(app: TemplatedApp, services: Services,
         if (err === null) {
           const outcome = await dispatch(invocation(REALTIME_SPECS.connect, data, undefined, correlationId), rtServices);
           if (!outcome.ok) err = outcome.error;
+          else data.sessionId = (outcome.result.body as { sessionId?: string | null }).sessionId ?? null;
         }
         if (aborted) return;
         res.cork(() => {
@@ -125,8 +130,13 @@ export function registerRealtimeWebSocket(app: TemplatedApp, services: Services,
     open: (ws) => {
       wsStats.open++;
       const conn = new RealtimeConnection(ws, bound);
-      ws.getUserData().conn = conn;
+      const d = ws.getUserData();
+      d.conn = conn;
       opts.sweep.add(conn);
+      d.untrack = sessionConnections.track(d.sessionId, () => {
+        const revoked = unauthorized(SESSION_REVOKED_REASON_CODE, 'the session behind this connection was revoked');
+        conn.endWith(SESSION_REVOKED_CLOSE_CODE, 'session revoked', errorMessage(revoked, randomUUID(), basePath, null));
+      });
     },
     message: (ws, message, isBinary) => {
       const d = ws.getUserData();
@@ -188,7 +198,9 @@ export function registerRealtimeWebSocket(app: TemplatedApp, services: Services,
     },
     close: (ws) => {
       wsStats.open--;
-      const conn = ws.getUserData().conn;
+      const d = ws.getUserData();
+      d.untrack?.();
+      const conn = d.conn;
       if (conn === null) return;
       opts.sweep.delete(conn);
       conn.closed();

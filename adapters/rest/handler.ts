@@ -112,6 +112,7 @@ async function run(services: Services, meta: RequestMeta, m: RouteMatch, basePat
     ifMatch: meta.ifMatch === '' ? null : meta.ifMatch,
     basePath,
     lastEventId: lastEventId === '' ? null : lastEventId,
+    clientAddress: target.aborted ? null : Buffer.from(target.res.getRemoteAddressAsText()).toString(),
     ...(raw ? { rawBody: bytes } : {}),
     ...(m.spec.requestHeaders === undefined ? {} : { headers: extraHeaders }),
   };

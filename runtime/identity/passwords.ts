@@ -1,4 +1,6 @@
 import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
+import { ServiceError } from '../errors/service-error.js';
+import { passwordHashGate } from './hash-gate.js';
 
 /**
  * Password hashing with scrypt (a slow, salted, memory-hard hash).
@@ -21,10 +23,11 @@ const MAX_N = 1 << 20;
 const MAX_R = 32;
 const MAX_P = 16;
 
+/** scrypt on libuv's thread pool (never on the event loop), at most a few at once (HashGate). */
 function scryptAsync(password: string, salt: Buffer, keylen: number, options: ScryptOptions): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
+  return passwordHashGate.run(() => new Promise((resolve, reject) => {
     scrypt(password, salt, keylen, options, (err, key) => (err ? reject(err) : resolve(key)));
-  });
+  }));
 }
 
 const memFor = (N: number, r: number): number => 128 * N * r * 2 + 1024 * 1024;
@@ -62,7 +65,8 @@ export async function verifyPassword(pw: string, stored: string): Promise<boolea
   let derived: Buffer;
   try {
     derived = await scryptAsync(pw, salt, key.length, { N, r, p, maxmem: memFor(N, r) });
-  } catch {
+  } catch (err) {
+    if (ServiceError.is(err)) throw err; // the hash gate is full: 503, not a wrong password
     return false;
   }
   return timingSafeEqual(derived, key);
@@ -76,6 +80,11 @@ let dummy: Promise<string> | null = null;
  * time as a wrong password and the answers cannot be told apart.
  */
 export function dummyPasswordHash(): Promise<string> {
-  dummy ??= hashPassword(randomBytes(24).toString('base64url'));
+  if (dummy === null) {
+    const made = hashPassword(randomBytes(24).toString('base64url'));
+    dummy = made;
+    // A refused first attempt (hash gate full) must not be remembered.
+    made.catch(() => { if (dummy === made) dummy = null; });
+  }
   return dummy;
 }

@@ -3,19 +3,17 @@ import { ACCESS_TOKEN_TTL_SECONDS } from './constants.js';
 type Listener = (sessionId: string) => void;
 
 /**
- * Session ids revoked on this node, kept for one access-token lifetime (after
- * that every access token of the session has expired anyway).
- *
- * Cluster mode: only the node that revoked a session knows it here. Other
- * nodes keep accepting that session's access tokens until they expire
- * (≤ ACCESS_TOKEN_TTL_SECONDS, 15 minutes) and refuse it at the next refresh
- * (the refresh path reads `revoked_at` from the database). A cluster
- * broadcast can close the gap: subscribe with `onRevoked` to publish, and call
- * `add` on receipt.
+ * Session ids known revoked on this node, kept for one access-token lifetime
+ * (after that every access token of the session has expired anyway). This is
+ * the fast path: a revocation on this node (or announced by another node on
+ * the cluster bus, `add(id, false)`) is refused at once. The durable check is
+ * SessionStatus (the session row, cached a few seconds), which holds across
+ * restarts and covers a missed announcement.
  */
 export class RevokedSessions {
   private readonly until = new Map<string, number>();
   private readonly listeners = new Set<Listener>();
+  private readonly endedListeners = new Set<Listener>();
   private lastSweep = 0;
 
   constructor(private readonly ttlMs = ACCESS_TOKEN_TTL_SECONDS * 1000 + 60_000, private readonly now: () => number = Date.now) {}
@@ -26,6 +24,9 @@ export class RevokedSessions {
     this.until.set(sessionId, t + this.ttlMs);
     this.sweep(t);
     if (notify) for (const l of this.listeners) {
+      try { l(sessionId); } catch { /* a listener must not break revocation */ }
+    }
+    for (const l of this.endedListeners) {
       try { l(sessionId); } catch { /* a listener must not break revocation */ }
     }
   }
@@ -48,6 +49,16 @@ export class RevokedSessions {
   onRevoked(listener: Listener): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
+  }
+
+  /**
+   * Called with every session id revoked on this node or announced by another
+   * node (whatever `notify`): the realtime layer closes that session's
+   * connections. Returns an unsubscribe.
+   */
+  onEnded(listener: Listener): () => void {
+    this.endedListeners.add(listener);
+    return () => this.endedListeners.delete(listener);
   }
 
   private sweep(t: number): void {

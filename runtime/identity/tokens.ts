@@ -6,6 +6,7 @@ import type { TokenVerifier } from '../services.js';
 import { ACCESS_TOKEN_TTL_SECONDS, AUTHENTICATED_ROLE, TOKEN_ISSUER } from './constants.js';
 import { existingProjectSigningKey, UUID_RE } from './keys.js';
 import { revokedSessions, type RevokedSessions } from './revocations.js';
+import { SessionStatus } from './session-status.js';
 
 export { ACCESS_TOKEN_TTL_SECONDS };
 
@@ -44,12 +45,20 @@ export async function signAccessToken(key: Uint8Array, claims: AccessTokenClaims
  * `iss` and `aud` against that key. Any failure is `null`: never a throw, and
  * the token itself is never logged.
  *
- * Revoked sessions are refused when this node revoked them (see
- * RevokedSessions: in cluster mode other nodes refuse them at refresh or at
- * access-token expiry, ≤ 15 minutes, until revocations are broadcast).
+ * The token's session must still be live (SessionStatus: the session row,
+ * so a revoked session stays refused after a restart and on every node).
  */
 export class JwtTokenVerifier implements TokenVerifier {
-  constructor(private readonly db: SqlExecutor, private readonly revoked: RevokedSessions = revokedSessions) {}
+  private readonly sessions: SessionStatus;
+
+  constructor(private readonly db: SqlExecutor, revoked: RevokedSessions = revokedSessions, sessions?: SessionStatus) {
+    this.sessions = sessions ?? new SessionStatus(db, revoked);
+  }
+
+  /** Whether a session of the project may still authenticate (also used for realtime subscription tokens). */
+  sessionLive(projectId: string, sessionId: string): Promise<boolean> {
+    return this.sessions.live(projectId, sessionId);
+  }
 
   async verify(token: string): Promise<Actor | null> {
     try {
@@ -69,7 +78,7 @@ export class JwtTokenVerifier implements TokenVerifier {
       if (typeof sub !== 'string' || !UUID_RE.test(sub)) return null;
       if (typeof sid !== 'string' || !UUID_RE.test(sid)) return null;
       if (role !== AUTHENTICATED_ROLE) return null;
-      if (this.revoked.has(sid)) return null;
+      if (!(await this.sessions.live(aud, sid))) return null;
       return { kind: 'user', label: `user:${sub}`, subjectId: sub, projectId: aud, sessionId: sid, roles: [AUTHENTICATED_ROLE] };
     } catch {
       return null;
@@ -104,6 +113,22 @@ function refreshTag(projectKey: Uint8Array, sessionId: string, random: Buffer): 
 
 export function newRefreshToken(projectKey: Uint8Array, sessionId: string): string {
   const random = randomBytes(REFRESH_RANDOM_BYTES);
+  const secret = Buffer.concat([random, refreshTag(projectKey, sessionId, random)]);
+  return `${sessionId}.${secret.toString('base64url')}`;
+}
+
+const successorKey = (projectKey: Uint8Array): Buffer => createHmac('sha256', projectKey).update('plinth/refresh-token-successor/v1').digest();
+
+/**
+ * The refresh token that replaces `presented` at rotation. Derived, not
+ * random: HMAC of the presented token under a key only the server holds. So
+ * two concurrent refreshes with one token (a client's retry, two tabs) compute
+ * the same successor, and the loser of the race, inside the grace window, can
+ * answer the very pair the winner got (see Identity.Refresh). Without the
+ * project key nobody can compute a successor.
+ */
+export function successorRefreshToken(projectKey: Uint8Array, sessionId: string, presented: string): string {
+  const random = createHmac('sha256', successorKey(projectKey)).update(presented).digest().subarray(0, REFRESH_RANDOM_BYTES);
   const secret = Buffer.concat([random, refreshTag(projectKey, sessionId, random)]);
   return `${sessionId}.${secret.toString('base64url')}`;
 }

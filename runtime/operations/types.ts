@@ -55,6 +55,8 @@ export interface Invocation {
   rawBody?: Buffer;
   /** Headers a spec asked for through `requestHeaders` (lower-case names; '' when absent). */
   headers?: Readonly<Record<string, string>>;
+  /** The peer's IP address as the socket sees it (no X-Forwarded-For trust); login throttling counts by it. */
+  clientAddress?: string | null;
 }
 
 /** Canonical result: adapters project it; REST writes status, headers and body as JSON. */

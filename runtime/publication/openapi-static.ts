@@ -27,7 +27,8 @@ export function staticSchemas(): Json {
       type: 'object', required: ['subjectId', 'email'], properties: { subjectId: str(), email: { type: 'string', format: 'email' } },
     }),
     IdentityRefreshInput: { type: 'object', required: ['refreshToken'], properties: { refreshToken: str() } },
-    IdentityTokens: singleEnvelope({
+    // Top level, not in the `data` envelope (CONTRACT: Identity).
+    IdentityTokens: {
       type: 'object',
       required: ['accessToken', 'refreshToken', 'expiresAt', 'sessionId'],
       properties: {
@@ -36,7 +37,7 @@ export function staticSchemas(): Json {
         expiresAt: { ...dateTimeSchema(), description: 'Expiry of the access token (ISO 8601 UTC).' },
         sessionId: str(),
       },
-    }),
+    },
     IdentityMe: singleEnvelope({
       type: 'object',
       required: ['subjectId', 'email', 'projectId', 'roles'],

@@ -61,6 +61,14 @@ export async function verifySubscriptionToken(db: SqlExecutor, token: string, no
 /** A verifier for realtime connections only: subscription tokens, then the node's usual verifier. */
 export function realtimeTokenVerifier(db: SqlExecutor, inner: TokenVerifier): TokenVerifier {
   return {
-    verify: async (token) => (isSubscriptionToken(token) ? (await verifySubscriptionToken(db, token))?.actor ?? null : inner.verify(token)),
+    verify: async (token) => {
+      if (!isSubscriptionToken(token)) return inner.verify(token);
+      const v = await verifySubscriptionToken(db, token);
+      if (v === null) return null;
+      // A token minted by a session that was revoked since is refused like the session's access tokens.
+      const sid = v.actor.sessionId;
+      if (sid !== null && inner.sessionLive !== undefined && !(await inner.sessionLive(v.projectId, sid))) return null;
+      return v.actor;
+    },
   };
 }

@@ -71,8 +71,21 @@ forEachBackend('identity over HTTP', (backend: Backend) => {
     assert.equal(reg.body.data.email, email.toLowerCase());
     const login = await req('POST', '/api/identity/login', { bearer: null, project, body: { email, password: PASSWORD } });
     expectStatus(login, 200, 'login');
-    return { email: email.toLowerCase(), subjectId: reg.body.data.subjectId as string, ...(login.body.data as { accessToken: string; refreshToken: string; expiresAt: string; sessionId: string }) };
+    return { email: email.toLowerCase(), subjectId: reg.body.data.subjectId as string, ...(login.body as { accessToken: string; refreshToken: string; expiresAt: string; sessionId: string }) };
   }
+
+  it('login and refresh answer the token pair at the top level (CONTRACT: Identity)', async () => {
+    const email = newEmail();
+    expectStatus(await req('POST', '/api/identity/register', { bearer: null, project: projectA, body: { email, password: PASSWORD } }), 201, 'register');
+    const login = await req('POST', '/api/identity/login', { bearer: null, project: projectA, body: { email, password: PASSWORD } });
+    expectStatus(login, 200, 'login');
+    const keys = ['accessToken', 'expiresAt', 'refreshToken', 'sessionId'];
+    assert.deepEqual(Object.keys(login.body).sort(), keys);
+    const refreshed = await req('POST', '/api/identity/tokens/refresh', { bearer: null, project: projectA, body: { refreshToken: login.body.refreshToken } });
+    expectStatus(refreshed, 200, 'refresh');
+    assert.deepEqual(Object.keys(refreshed.body).sort(), keys);
+    assert.equal(refreshed.body.sessionId, login.body.sessionId);
+  });
 
   it('register → login → me', async () => {
     const u = await registerAndLogin();
@@ -98,10 +111,23 @@ forEachBackend('identity over HTTP', (backend: Backend) => {
     }
   });
 
-  it('duplicate register → 409; bad input → 422', async () => {
+  it('registering a taken address answers like a new one and creates nothing; bad input → 422', async () => {
     const email = newEmail();
-    expectStatus(await req('POST', '/api/identity/register', { bearer: null, project: projectA, body: { email, password: PASSWORD } }), 201, 'first');
-    expectError(await req('POST', '/api/identity/register', { bearer: null, project: projectA, body: { email: email.toUpperCase(), password: PASSWORD } }), 409, 'CONFLICT', 'Identity.EmailTaken');
+    const first = await req('POST', '/api/identity/register', { bearer: null, project: projectA, body: { email, password: PASSWORD } });
+    expectStatus(first, 201, 'first');
+    const again = await req('POST', '/api/identity/register', { bearer: null, project: projectA, body: { email: email.toUpperCase(), password: 'another password 1' } });
+    expectStatus(again, 201, 'taken address');
+    assert.deepEqual(Object.keys(again.body.data).sort(), ['email', 'subjectId']);
+    assert.equal(again.body.data.email, email.toLowerCase());
+    assert.match(again.body.data.subjectId, /^[0-9a-f-]{36}$/);
+    assert.notEqual(again.body.data.subjectId, first.body.data.subjectId);
+    // nothing changed: the first password still logs in, the second does not
+    expectStatus(await req('POST', '/api/identity/login', { bearer: null, project: projectA, body: { email, password: PASSWORD } }), 200, 'first password');
+    expectError(await req('POST', '/api/identity/login', { bearer: null, project: projectA, body: { email, password: 'another password 1' } }), 401, 'UNAUTHORIZED', 'Identity.InvalidCredentials');
+    // a project may opt into the explicit answer
+    expectStatus(await req('PUT', `/api/ProjectRecord/${projectB.id}`, { body: { settings: { identity: { revealTakenEmail: true } } } }), 200, 'settings');
+    expectStatus(await req('POST', '/api/identity/register', { bearer: null, project: projectB, body: { email, password: PASSWORD } }), 201, 'first in B');
+    expectError(await req('POST', '/api/identity/register', { bearer: null, project: projectB, body: { email, password: PASSWORD } }), 409, 'CONFLICT', 'Identity.EmailTaken');
     expectError(await req('POST', '/api/identity/register', { bearer: null, project: projectA, body: { email: 'nope', password: PASSWORD } }), 422, 'VALIDATION_FAILED', 'Identity.InvalidEmail');
     expectError(await req('POST', '/api/identity/register', { bearer: null, project: projectA, body: { email: newEmail(), password: 'short' } }), 422, 'VALIDATION_FAILED', 'Identity.WeakPassword');
     expectError(await req('POST', '/api/identity/register', { bearer: null, project: projectA, body: { email: newEmail(), password: PASSWORD, role: 'admin' } }), 422, 'VALIDATION_FAILED');
@@ -111,17 +137,17 @@ forEachBackend('identity over HTTP', (backend: Backend) => {
     const u = await registerAndLogin();
     const r1 = await req('POST', '/api/identity/tokens/refresh', { bearer: null, project: projectA, body: { refreshToken: u.refreshToken } });
     expectStatus(r1, 200, 'refresh');
-    assert.notEqual(r1.body.data.refreshToken, u.refreshToken);
-    assert.equal(r1.body.data.sessionId, u.sessionId);
-    expectStatus(await req('GET', '/api/identity/me', { bearer: r1.body.data.accessToken, project: projectA }), 200, 'me after refresh');
+    assert.notEqual(r1.body.refreshToken, u.refreshToken);
+    assert.equal(r1.body.sessionId, u.sessionId);
+    expectStatus(await req('GET', '/api/identity/me', { bearer: r1.body.accessToken, project: projectA }), 200, 'me after refresh');
     // the alias route works too
-    const r2 = await req('POST', '/api/identity/refresh', { bearer: null, project: projectA, body: { refreshToken: r1.body.data.refreshToken } });
+    const r2 = await req('POST', '/api/identity/refresh', { bearer: null, project: projectA, body: { refreshToken: r1.body.refreshToken } });
     expectStatus(r2, 200, 'refresh alias');
 
     const reuse = await req('POST', '/api/identity/tokens/refresh', { bearer: null, project: projectA, body: { refreshToken: u.refreshToken } });
     expectError(reuse, 401, 'UNAUTHORIZED', 'Identity.InvalidRefreshToken');
     // theft detection ended the session: the newest refresh token fails too
-    expectError(await req('POST', '/api/identity/tokens/refresh', { bearer: null, project: projectA, body: { refreshToken: r2.body.data.refreshToken } }), 401, 'UNAUTHORIZED', 'Identity.InvalidRefreshToken');
+    expectError(await req('POST', '/api/identity/tokens/refresh', { bearer: null, project: projectA, body: { refreshToken: r2.body.refreshToken } }), 401, 'UNAUTHORIZED', 'Identity.InvalidRefreshToken');
   });
 
   it('sessions: list and revoke; a revoked session cannot refresh', async () => {
@@ -136,11 +162,11 @@ forEachBackend('identity over HTTP', (backend: Backend) => {
     const other = await registerAndLogin();
     expectError(await req('DELETE', `/api/identity/sessions/${u.sessionId}`, { bearer: other.accessToken, project: projectA }), 404, 'NOT_FOUND', 'Identity.SessionNotFound');
 
-    const revoke = await req('DELETE', `/api/identity/sessions/${second.body.data.sessionId}`, { bearer: u.accessToken, project: projectA });
+    const revoke = await req('DELETE', `/api/identity/sessions/${second.body.sessionId}`, { bearer: u.accessToken, project: projectA });
     expectStatus(revoke, 204, 'revoke');
-    expectError(await req('POST', '/api/identity/tokens/refresh', { bearer: null, project: projectA, body: { refreshToken: second.body.data.refreshToken } }), 401, 'UNAUTHORIZED', 'Identity.InvalidRefreshToken');
+    expectError(await req('POST', '/api/identity/tokens/refresh', { bearer: null, project: projectA, body: { refreshToken: second.body.refreshToken } }), 401, 'UNAUTHORIZED', 'Identity.InvalidRefreshToken');
     const after = await req('GET', '/api/identity/sessions', { bearer: u.accessToken, project: projectA });
-    assert.ok(after.body.data.find((s: Json) => s.id === second.body.data.sessionId).revokedAt);
+    assert.ok(after.body.data.find((s: Json) => s.id === second.body.sessionId).revokedAt);
   });
 
   it('grants: 403 without, 200 after granting the role', async () => {

@@ -24,7 +24,8 @@ const mkProject = (slug: string, settings: Record<string, unknown> = {}): Projec
 const shop = mkProject('shop');
 const other = mkProject('other');
 const closed = mkProject('closed', { identity: { registration: 'closed' } });
-const projects = [shop, other, closed];
+const reveal = mkProject('reveal', { identity: { revealTakenEmail: true } });
+const projects = [shop, other, closed, reveal];
 
 before(async () => {
   db = await PgliteClient.open(undefined);
@@ -78,7 +79,7 @@ async function registerAndLogin(project = shop) {
   assert.equal(reg.status, 201, JSON.stringify(reg.body));
   const login = await call(S['Identity.Login'], { project, body: { email: e, password: 'password-123' } });
   assert.equal(login.status, 200, JSON.stringify(login.body));
-  return { email: e.toLowerCase(), subjectId: reg.body.data.subjectId as string, ...(login.body.data as { accessToken: string; refreshToken: string; sessionId: string; expiresAt: string }) };
+  return { email: e.toLowerCase(), subjectId: reg.body.data.subjectId as string, ...(login.body as { accessToken: string; refreshToken: string; sessionId: string; expiresAt: string }) };
 }
 
 describe('identity operations (pipeline)', () => {
@@ -100,9 +101,17 @@ describe('identity operations (pipeline)', () => {
     for (const b of [null, [], 'x', 3, undefined]) assert.equal((await r(b)).status, 422);
     const e = email();
     assert.equal((await r({ email: e, password: 'password-123' })).status, 201);
+    // a taken address answers like a new one (no account enumeration) and creates nothing
     const dup = await r({ email: `  ${e.toUpperCase()} `, password: 'password-456' });
-    assert.equal(dup.status, 409);
-    assert.equal(dup.body.error.reasonCode, 'Identity.EmailTaken');
+    assert.equal(dup.status, 201);
+    assert.equal(dup.body.data.email, e.toLowerCase());
+    const rows = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM plinth.identity_subjects WHERE project_id = $1 AND email = $2', [shop.id, e.toLowerCase()]);
+    assert.equal(rows.rows[0]!.n, 1);
+    const revealed = await r({ email: e, password: 'password-456' }, reveal);
+    assert.equal(revealed.status, 201);
+    const taken = await r({ email: e, password: 'password-456' }, reveal);
+    assert.equal(taken.status, 409);
+    assert.equal(taken.body.error.reasonCode, 'Identity.EmailTaken');
     // the same email in another project is another account
     assert.equal((await r({ email: e, password: 'password-123' }, other)).status, 201);
     const shut = await r({ email: email(), password: 'password-123' }, closed);
@@ -127,17 +136,17 @@ describe('identity operations (pipeline)', () => {
     const u = await registerAndLogin();
     const r1 = await call(S['Identity.Refresh'], { body: { refreshToken: u.refreshToken } });
     assert.equal(r1.status, 200);
-    assert.equal(r1.body.data.sessionId, u.sessionId);
-    assert.notEqual(r1.body.data.refreshToken, u.refreshToken);
-    const r2 = await call(S['Identity.Refresh'], { body: { refreshToken: r1.body.data.refreshToken } });
+    assert.equal(r1.body.sessionId, u.sessionId);
+    assert.notEqual(r1.body.refreshToken, u.refreshToken);
+    const r2 = await call(S['Identity.Refresh'], { body: { refreshToken: r1.body.refreshToken } });
     assert.equal(r2.status, 200);
     // theft: the first (rotated) token comes back
     const reuse = await call(S['Identity.Refresh'], { body: { refreshToken: u.refreshToken } });
     assert.equal(reuse.status, 401);
     assert.equal(reuse.body.error.reasonCode, 'Identity.InvalidRefreshToken');
     // the whole session is gone: the newest refresh token and its access token fail
-    assert.equal((await call(S['Identity.Refresh'], { body: { refreshToken: r2.body.data.refreshToken } })).status, 401);
-    assert.equal((await call(S['Identity.Me'], { bearer: r2.body.data.accessToken })).status, 401);
+    assert.equal((await call(S['Identity.Refresh'], { body: { refreshToken: r2.body.refreshToken } })).status, 401);
+    assert.equal((await call(S['Identity.Me'], { bearer: r2.body.accessToken })).status, 401);
   });
 
   it('a forged secret for a known session is refused without revoking it', async () => {
@@ -172,12 +181,12 @@ describe('identity operations (pipeline)', () => {
     assert.equal(nope.body.error.reasonCode, 'Identity.SessionNotFound');
     assert.equal((await call(S['Identity.Sessions.Revoke'], { bearer: u.accessToken, params: { sessionId: 'junk' } })).status, 404);
 
-    const ok = await call(S['Identity.Sessions.Revoke'], { bearer: u.accessToken, params: { sessionId: second.body.data.sessionId } });
+    const ok = await call(S['Identity.Sessions.Revoke'], { bearer: u.accessToken, params: { sessionId: second.body.sessionId } });
     assert.equal(ok.status, 204);
-    assert.equal((await call(S['Identity.Refresh'], { body: { refreshToken: second.body.data.refreshToken } })).status, 401);
-    assert.equal((await call(S['Identity.Me'], { bearer: second.body.data.accessToken })).status, 401);
+    assert.equal((await call(S['Identity.Refresh'], { body: { refreshToken: second.body.refreshToken } })).status, 401);
+    assert.equal((await call(S['Identity.Me'], { bearer: second.body.accessToken })).status, 401);
     const after = await call(S['Identity.Sessions.List'], { bearer: u.accessToken });
-    assert.ok(after.body.data.find((s: any) => s.id === second.body.data.sessionId).revokedAt);
+    assert.ok(after.body.data.find((s: any) => s.id === second.body.sessionId).revokedAt);
     const adminList = await call(S['Identity.Sessions.List'], { bearer: ADMIN });
     assert.equal(adminList.status, 422);
     assert.equal(adminList.body.error.reasonCode, 'Identity.UserTokenRequired');

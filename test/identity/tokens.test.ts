@@ -27,6 +27,14 @@ after(async () => { await db.close(); });
 
 const claims = (projectId = projectA) => ({ projectId, subjectId: randomUUID(), sessionId: randomUUID() });
 
+/** Claims of a session that exists (the verifier checks the session row). */
+async function liveClaims(projectId = projectA) {
+  const c = claims(projectId);
+  await db.query("INSERT INTO plinth.identity_subjects (id, project_id, email, password_hash) VALUES ($1, $2, $3, 'x')", [c.subjectId, projectId, `${c.subjectId}@example.com`]);
+  await db.query("INSERT INTO plinth.identity_sessions (id, project_id, subject_id, refresh_hash, expires_at) VALUES ($1, $2, $3, 'x', now() + interval '1 day')", [c.sessionId, projectId, c.subjectId]);
+  return c;
+}
+
 describe('project signing keys', () => {
   it('creates one 32-byte key per project, and concurrent first uses agree', async () => {
     assert.equal(await existingProjectSigningKey(db, projectA), null);
@@ -48,7 +56,7 @@ describe('project signing keys', () => {
 describe('access tokens', () => {
   it('round-trips to a user actor', async () => {
     const key = await projectSigningKey(db, projectA);
-    const c = claims();
+    const c = await liveClaims();
     const signed = await signAccessToken(key, c);
     const actor = await new JwtTokenVerifier(db, new RevokedSessions()).verify(signed.token);
     assert.deepEqual(actor, {
@@ -88,7 +96,7 @@ describe('access tokens', () => {
     // signed with project B's key but claiming project A
     assert.equal(await verifier.verify((await signAccessToken(keyB, claims(projectA))).token), null);
     // project B's own token is valid for B (the pipeline rejects it on A)
-    assert.equal((await verifier.verify((await signAccessToken(keyB, claims(projectB))).token))?.projectId, projectB);
+    assert.equal((await verifier.verify((await signAccessToken(keyB, await liveClaims(projectB))).token))?.projectId, projectB);
     // wrong issuer
     const c = claims();
     const wrongIss = await new SignJWT({ sid: c.sessionId, role: 'authenticated' }).setProtectedHeader({ alg: 'HS256' })
@@ -113,11 +121,25 @@ describe('access tokens', () => {
     const revoked = new RevokedSessions();
     const verifier = new JwtTokenVerifier(db, revoked);
     const key = await projectSigningKey(db, projectA);
-    const c = claims();
+    const c = await liveClaims();
     const { token } = await signAccessToken(key, c);
     assert.notEqual(await verifier.verify(token), null);
     revoked.add(c.sessionId);
     assert.equal(await verifier.verify(token), null);
+  });
+
+  it('rejects tokens whose session row is revoked, expired or missing (durable: no node memory needed)', async () => {
+    const key = await projectSigningKey(db, projectA);
+    const fresh = () => new JwtTokenVerifier(db, new RevokedSessions());
+    const c = await liveClaims();
+    const { token } = await signAccessToken(key, c);
+    assert.notEqual(await fresh().verify(token), null);
+    await db.query('UPDATE plinth.identity_sessions SET revoked_at = now() WHERE id = $1', [c.sessionId]);
+    assert.equal(await fresh().verify(token), null);
+    const d = await liveClaims();
+    await db.query("UPDATE plinth.identity_sessions SET expires_at = now() - interval '1 second' WHERE id = $1", [d.sessionId]);
+    assert.equal(await fresh().verify((await signAccessToken(key, d)).token), null);
+    assert.equal(await fresh().verify((await signAccessToken(key, claims())).token), null);
   });
 });
 

@@ -102,8 +102,8 @@ forEachBackend('realtime', (backend: Backend) => {
     expectStatus(await anon.post('/api/identity/register', { email, password: 'long enough pw' }), 201);
     const login = await anon.post('/api/identity/login', { email, password: 'long enough pw' });
     expectStatus(login, 200);
-    const me = await anon.with({ token: login.body.data.accessToken }).get('/api/identity/me');
-    return { token: login.body.data.accessToken as string, subjectId: me.body.data.subjectId as string };
+    const me = await anon.with({ token: login.body.accessToken }).get('/api/identity/me');
+    return { token: login.body.accessToken as string, subjectId: me.body.data.subjectId as string };
   };
 
   before(async () => {

@@ -44,7 +44,7 @@ forEachBackend('audit', (backend: Backend) => {
     expectStatus(await anon.post('/api/identity/register', { email: 'auditor@example.com', password: 'long enough pw' }), 201);
     const login = await anon.post('/api/identity/login', { email: 'auditor@example.com', password: 'long enough pw' });
     expectStatus(login, 200);
-    user = admin.with({ token: login.body.data.accessToken });
+    user = admin.with({ token: login.body.accessToken });
     const me = await user.get('/api/identity/me');
     expectStatus(me, 200);
     userLabel = `user:${me.body.data.subjectId as string}`;

@@ -200,7 +200,7 @@ forEachBackend('control plane', (backend: Backend) => {
     expectStatus(await anonymous.post('/api/identity/register', { email, password: 'correct horse 42' }), 201);
     const login = await anonymous.post('/api/identity/login', { email, password: 'correct horse 42' });
     expectStatus(login, 200);
-    const user = p.client.with({ token: login.body.data.accessToken });
+    const user = p.client.with({ token: login.body.accessToken });
     expectStatus(await p.client.post('/api/notes', { text: 'one' }), 201);
     assert.deepEqual((await user.get('/api/notes')).body.data.map((n: Json) => n.text), ['one']);
 

@@ -244,7 +244,7 @@ forEachBackend('openapi over HTTP', (backend: Backend) => {
     expectStatus(await anonymous.post('/api/identity/register', { email, password: 'correct horse 42' }), 201);
     const login = await anonymous.post('/api/identity/login', { email, password: 'correct horse 42' });
     expectStatus(login, 200);
-    const asUser = await openApi('/api', client.with({ token: login.body.data.accessToken }));
+    const asUser = await openApi('/api', client.with({ token: login.body.accessToken }));
     assert.deepEqual(asUser.doc, (await openApi()).doc);
   });
 });

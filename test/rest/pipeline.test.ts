@@ -47,7 +47,7 @@ forEachBackend('dispatch pipeline', (backend) => {
     await anon.post('/api/identity/register', { email: 'p@example.com', password: 'long enough pw' });
     const login = await anon.post('/api/identity/login', { email: 'p@example.com', password: 'long enough pw' });
     assert.equal(login.status, 200, login.text);
-    const user = api.with({ token: login.body.data.accessToken });
+    const user = api.with({ token: login.body.accessToken });
     const r = await user.get('/api/docs');
     assert.equal(r.status, 403);
     const e = errorOf(r);

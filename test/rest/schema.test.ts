@@ -497,7 +497,7 @@ forEachBackend('schema routes', (backend: Backend) => {
     expectStatus(await anonymous.post('/api/identity/register', { email, password: 'correct horse 42' }), 201);
     const login = await anonymous.post('/api/identity/login', { email, password: 'correct horse 42' });
     expectStatus(login, 200);
-    const user = p.client.with({ token: login.body.data.accessToken });
+    const user = p.client.with({ token: login.body.accessToken });
     expectError(await user.post('/api/Schema/entities', ORDER), 403, 'ACCESS_DENIED', 'Access.AdminRequired');
     expectError(await user.put('/api/Schema/entities', CUSTOMER), 403, 'ACCESS_DENIED', 'Access.AdminRequired');
     expectError(await user.delete('/api/Schema/entities?entityName=Customer'), 403, 'ACCESS_DENIED', 'Access.AdminRequired');

@@ -4,21 +4,30 @@ import { SESSION_TTL_SECONDS } from '../../identity/constants.js';
 import { projectSigningKey } from '../../identity/keys.js';
 import { dummyPasswordHash, hashPassword, isAcceptablePassword, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, verifyPassword } from '../../identity/passwords.js';
 import { revokedSessions } from '../../identity/revocations.js';
-import { newRefreshToken, parseRefreshToken, refreshTokenHash, refreshTokenIssuedBy, sameHash, signAccessToken } from '../../identity/tokens.js';
+import { newRefreshToken, parseRefreshToken, refreshTokenHash, refreshTokenIssuedBy, sameHash, signAccessToken, successorRefreshToken } from '../../identity/tokens.js';
+import { identityPolicy } from '../../identity/policy.js';
+import type { LoginRefusal } from '../../identity/login-throttle.js';
 import { single } from '../envelopes.js';
 import { noGrants, type OperationContext, type OperationSpec, type Result } from '../types.js';
 import { normalizeEmail, objectBody } from './body.js';
 
 const projectOf = (ctx: OperationContext) => ctx.scope!.project;
 
-function registrationClosed(settings: Record<string, unknown>): boolean {
+/** `settings.identity` of the project, or an empty object. */
+function identitySettings(settings: Record<string, unknown>): Record<string, unknown> {
   const identity = settings.identity;
-  return typeof identity === 'object' && identity !== null && (identity as Record<string, unknown>).registration === 'closed';
+  return typeof identity === 'object' && identity !== null && !Array.isArray(identity) ? identity as Record<string, unknown> : {};
 }
 
 /**
  * `POST /api/identity/register` `{ email, password }` → 201 `{ subjectId, email }`.
  * Open unless the project's `settings.identity.registration` is `'closed'`.
+ *
+ * A taken address answers exactly like a new one (201, same shape, a random
+ * subjectId that names no account) after the same hashing work, and creates
+ * nothing, so registration cannot be used to learn which addresses have
+ * accounts (what Supabase and Auth0 do). A project that prefers the explicit
+ * answer sets `settings.identity.revealTakenEmail: true` → 409 `Identity.EmailTaken`.
  */
 export const registerSpec: OperationSpec = {
   id: 'Identity.Register',
@@ -28,7 +37,8 @@ export const registerSpec: OperationSpec = {
   async execute(ctx) {
     const project = projectOf(ctx);
     // Closed means self-service sign-up is closed; the platform admin can still provision accounts.
-    if (registrationClosed(project.settings) && ctx.actor.kind !== 'admin') {
+    const settings = identitySettings(project.settings);
+    if (settings.registration === 'closed' && ctx.actor.kind !== 'admin') {
       throw new ServiceError('ACCESS_DENIED', 'Identity.RegistrationClosed', 'registration is closed for this project');
     }
     const body = objectBody(ctx.inv.body, ['email', 'password'], 'Identity');
@@ -44,20 +54,44 @@ export const registerSpec: OperationSpec = {
       [randomUUID(), project.id, email, passwordHash],
     );
     const row = res.rows[0];
-    if (row === undefined) throw new ServiceError('CONFLICT', 'Identity.EmailTaken', 'an account with this email already exists', { field: 'email' });
-    return single(ctx, { subjectId: row.id, email }, 201);
+    if (row !== undefined) return single(ctx, { subjectId: row.id, email }, 201);
+    if (settings.revealTakenEmail === true) throw new ServiceError('CONFLICT', 'Identity.EmailTaken', 'an account with this email already exists', { field: 'email' });
+    return single(ctx, { subjectId: randomUUID(), email }, 201);
   },
 };
 
 interface TokenPair { accessToken: string; refreshToken: string; expiresAt: string; sessionId: string }
 
+/**
+ * Login and refresh answer the token pair at the top level, not under `data`
+ * (CONTRACT: Identity; the OAuth token-response habit clients expect).
+ */
 async function tokenAnswer(ctx: OperationContext, key: Uint8Array, subjectId: string, sessionId: string, refreshToken: string): Promise<Result> {
   const access = await signAccessToken(key, { projectId: projectOf(ctx).id, subjectId, sessionId });
-  const data: TokenPair = { accessToken: access.token, refreshToken, expiresAt: access.expiresAt, sessionId };
-  return single(ctx, data, 200, { 'Cache-Control': 'no-store' });
+  const body: TokenPair = { accessToken: access.token, refreshToken, expiresAt: access.expiresAt, sessionId };
+  return { status: 200, body, headers: { 'Cache-Control': 'no-store' } };
 }
 
 const invalidCredentials = (): ServiceError => unauthorized('Identity.InvalidCredentials', 'email or password is incorrect');
+
+/**
+ * 429 while an account or client address is locked out (LoginThrottle);
+ * retryable once Retry-After passed. The spec's quota headers come along
+ * (kind `identity.login.failures.account` or `….address`).
+ */
+const tooManyAttempts = (r: LoginRefusal): ServiceError => {
+  const seconds = Math.max(1, Math.ceil(r.waitMs / 1000));
+  return new ServiceError('QUOTA_EXCEEDED', 'Identity.TooManyAttempts', `too many failed logins; retry in ${seconds} s`, {
+    retryable: true,
+    headers: {
+      'Retry-After': String(seconds),
+      'X-Service-Quota-Kind': `identity.login.failures.${r.scope}`,
+      'X-Service-Quota-Limit': String(r.limit),
+      'X-Service-Quota-Used': String(r.limit),
+      'X-Service-Quota-Reset': new Date(Date.now() + seconds * 1000).toISOString(),
+    },
+  });
+};
 
 /** `POST /api/identity/login` `{ email, password }` → 200 `{ accessToken, refreshToken, expiresAt, sessionId }`. */
 export const loginSpec: OperationSpec = {
@@ -71,32 +105,53 @@ export const loginSpec: OperationSpec = {
     if (typeof body.email !== 'string') throw validationFailed('Identity.InvalidEmail', 'email must be a string', 'email');
     if (typeof body.password !== 'string') throw validationFailed('Identity.InvalidPassword', 'password must be a string', 'password');
     const email = normalizeEmail(body.email);
-    const db = ctx.services.db;
-    const found = email === null ? undefined : (await db.query<{ id: string; password_hash: string; state: string }>(
-      'SELECT id::text AS id, password_hash, state FROM plinth.identity_subjects WHERE project_id = $1 AND email = $2',
-      [project.id, email],
-    )).rows[0];
-    // Unknown email, or a password no account can have: verify against a dummy hash
-    // so the answer takes as long as a wrong password and reads the same.
-    const usable = body.password.length >= 1 && body.password.length <= PASSWORD_MAX_LENGTH;
-    const ok = await verifyPassword(usable ? body.password : '', found?.password_hash ?? (await dummyPasswordHash()));
-    if (found === undefined || !usable || !ok || found.state !== 'active') throw invalidCredentials();
-
-    const key = await projectSigningKey(db, project.id);
-    const sessionId = randomUUID();
-    const refreshToken = newRefreshToken(key, sessionId);
-    await db.query(
-      `INSERT INTO plinth.identity_sessions (id, project_id, subject_id, refresh_hash, expires_at)
-       VALUES ($1, $2, $3, $4, now() + $5::int * interval '1 second')`,
-      [sessionId, project.id, found.id, refreshTokenHash(refreshToken), SESSION_TTL_SECONDS],
-    );
-    return tokenAnswer(ctx, key, found.id, sessionId, refreshToken);
+    // Brute-force protection: a locked account or address answers 429 before any hashing.
+    const { throttle } = identityPolicy(ctx.services);
+    const account = `${project.id}\u0000${email ?? body.email.trim().toLowerCase().slice(0, 320)}`;
+    const address = ctx.inv.clientAddress ?? null;
+    const refused = throttle.begin(account, address);
+    if (refused !== null) throw tooManyAttempts(refused);
+    try {
+      return await checkAndOpenSession(ctx, body.password, email, account, address);
+    } finally {
+      throttle.end(account);
+    }
   },
 };
 
+/** Checks the password (counting a failure against the throttle) and opens a session. */
+async function checkAndOpenSession(ctx: OperationContext, password: string, email: string | null, account: string, address: string | null): Promise<Result> {
+  const project = projectOf(ctx);
+  const { throttle } = identityPolicy(ctx.services);
+  const db = ctx.services.db;
+  const found = email === null ? undefined : (await db.query<{ id: string; password_hash: string; state: string }>(
+    'SELECT id::text AS id, password_hash, state FROM plinth.identity_subjects WHERE project_id = $1 AND email = $2',
+    [project.id, email],
+  )).rows[0];
+  // Unknown email, or a password no account can have: verify against a dummy hash
+  // so the answer takes as long as a wrong password and reads the same.
+  const usable = password.length >= 1 && password.length <= PASSWORD_MAX_LENGTH;
+  const ok = await verifyPassword(usable ? password : '', found?.password_hash ?? (await dummyPasswordHash()));
+  if (found === undefined || !usable || !ok || found.state !== 'active') {
+    throttle.failed(account, address);
+    throw invalidCredentials();
+  }
+  throttle.succeeded(account);
+
+  const key = await projectSigningKey(db, project.id);
+  const sessionId = randomUUID();
+  const refreshToken = newRefreshToken(key, sessionId);
+  await db.query(
+    `INSERT INTO plinth.identity_sessions (id, project_id, subject_id, refresh_hash, expires_at)
+     VALUES ($1, $2, $3, $4, now() + $5::int * interval '1 second')`,
+    [sessionId, project.id, found.id, refreshTokenHash(refreshToken), SESSION_TTL_SECONDS],
+  );
+  return tokenAnswer(ctx, key, found.id, sessionId, refreshToken);
+}
+
 const invalidRefresh = (): ServiceError => unauthorized('Identity.InvalidRefreshToken', 'the refresh token is invalid, expired or revoked');
 
-interface SessionRow { subject_id: string; refresh_hash: string; live: boolean }
+interface SessionRow { subject_id: string; refresh_hash: string; live: boolean; recent: boolean }
 
 /**
  * `POST /api/identity/tokens/refresh` (and `/refresh`) `{ refreshToken }` →
@@ -104,6 +159,13 @@ interface SessionRow { subject_id: string; refresh_hash: string; live: boolean }
  * working. Presenting a rotated (already used) refresh token of the session
  * is treated as theft: the session is revoked, so the thief's and the
  * owner's chains both end (the owner logs in again).
+ *
+ * Grace window (REFRESH_REUSE_GRACE_MS, default 10 s): the token rotated
+ * away most recently still answers, with the same successor refresh token,
+ * for that long after its rotation, as OAuth servers that rotate refresh
+ * tokens allow (Auth0's reuse interval, Okta's grace period). Two concurrent
+ * refreshes with one token thus both succeed with one pair; an older token,
+ * or the previous one after the window, still revokes the session.
  */
 export const refreshSpec: OperationSpec = {
   id: 'Identity.Refresh',
@@ -121,26 +183,37 @@ export const refreshSpec: OperationSpec = {
     const key = await projectSigningKey(db, project.id);
     // A token this project never issued for this session: refuse, touch nothing.
     if (!refreshTokenIssuedBy(key, parsed)) throw invalidRefresh();
-    const session = (await db.query<SessionRow>(
+    const graceMs = identityPolicy(ctx.services).refreshReuseGraceMs;
+    const readSession = async (): Promise<SessionRow | undefined> => (await db.query<SessionRow>(
       `SELECT s.subject_id::text AS subject_id, s.refresh_hash,
-              (s.revoked_at IS NULL AND s.expires_at > now() AND u.state = 'active') AS live
+              (s.revoked_at IS NULL AND s.expires_at > now() AND u.state = 'active') AS live,
+              (s.last_refreshed_at > now() - $3::int * interval '1 millisecond') AS recent
          FROM plinth.identity_sessions s JOIN plinth.identity_subjects u ON u.id = s.subject_id
         WHERE s.id = $1 AND s.project_id = $2`,
-      [parsed.sessionId, project.id],
+      [parsed.sessionId, project.id, graceMs],
     )).rows[0];
+    let session = await readSession();
     if (session === undefined || !session.live) throw invalidRefresh();
 
     const oldHash = refreshTokenHash(presented);
+    const next = successorRefreshToken(key, parsed.sessionId, presented);
+    const nextHash = refreshTokenHash(next);
     if (sameHash(oldHash, session.refresh_hash)) {
-      const next = newRefreshToken(key, parsed.sessionId);
-      // Compare-and-set on the old hash: of two concurrent refreshes with one token, one wins.
+      // Compare-and-set on the old hash: of two concurrent refreshes with one token, one rotates.
       const rotated = await db.query(
         `UPDATE plinth.identity_sessions SET refresh_hash = $3, last_refreshed_at = now()
           WHERE id = $1 AND project_id = $2 AND refresh_hash = $4 AND revoked_at IS NULL AND expires_at > now()
           RETURNING id`,
-        [parsed.sessionId, project.id, refreshTokenHash(next), oldHash],
+        [parsed.sessionId, project.id, nextHash, oldHash],
       );
       if (rotated.rows.length === 1) return tokenAnswer(ctx, key, session.subject_id, parsed.sessionId, next);
+      // Lost the race: read what the winner wrote.
+      session = await readSession();
+      if (session === undefined || !session.live) throw invalidRefresh();
+    }
+    // The token rotated away last (its successor is current), within the grace window: the same pair again.
+    if (graceMs > 0 && session.recent && sameHash(nextHash, session.refresh_hash)) {
+      return tokenAnswer(ctx, key, session.subject_id, parsed.sessionId, next);
     }
     // Issued by us for this session but no longer current: a rotated token came back.
     await db.query('UPDATE plinth.identity_sessions SET revoked_at = now() WHERE id = $1 AND project_id = $2 AND revoked_at IS NULL', [parsed.sessionId, project.id]);

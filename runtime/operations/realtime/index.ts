@@ -1,4 +1,5 @@
-import { notFound, ServiceError, validationFailed } from '../../errors/service-error.js';
+import { notFound, ServiceError, unauthorized, validationFailed } from '../../errors/service-error.js';
+import { toErrorEnvelope } from '../../errors/envelope.js';
 import { filterTarget } from '../../entities/list.js';
 import type { CompiledEntity } from '../../entities/compiled-entity.js';
 import { requestFilterGrants, type FilterInput } from '../../filter/grants.js';
@@ -6,6 +7,7 @@ import { parseFilter, parseFilterText } from '../../filter/parse.js';
 import { filterToSql, SqlParams } from '../../filter/to-sql.js';
 import type { PreparedSubscription, RealtimeHub, RowCheck } from '../../realtime/hub.js';
 import { mintSubscriptionToken } from '../../realtime/subscription-token.js';
+import { SESSION_REVOKED_REASON_CODE, sessionConnections } from '../../realtime/session-connections.js';
 import { single } from '../envelopes.js';
 import { noGrants, type OperationContext, type OperationSpec } from '../types.js';
 
@@ -86,7 +88,8 @@ export const REALTIME_SPECS = {
     id: 'Realtime.Connect', authn: 'user', scope: 'project', grants: noGrants,
     execute: async (ctx) => {
       hubOf(ctx).checkQuota(ctx.scope!.project.id, actorOf(ctx));
-      return { status: 200, body: { tenantId: ctx.scope!.tenant.id, projectId: ctx.scope!.project.id, branch: ctx.scope!.branch } };
+      // sessionId: the adapter closes the connection when that session is revoked.
+      return { status: 200, body: { tenantId: ctx.scope!.tenant.id, projectId: ctx.scope!.project.id, branch: ctx.scope!.branch, sessionId: ctx.actor.sessionId } };
     },
   },
   /** One `subscribe` message: validates entity and filter, reserves a quota slot; the adapter attaches it (or releases the slot). */
@@ -132,7 +135,16 @@ export const REALTIME_SPECS = {
           open: (s) => {
             clearTimeout(orphan);
             sink = s;
+            // The session's revocation ends the stream with a final `error` event.
+            const untrack = sessionConnections.track(ctx.actor.sessionId, () => {
+              detach?.();
+              detach = null;
+              const revoked = unauthorized(SESSION_REVOKED_REASON_CODE, 'the session behind this stream was revoked');
+              s.send('error', JSON.stringify(toErrorEnvelope(revoked, ctx.inv.correlationId, ctx.inv.basePath)));
+              s.end();
+            });
             return () => {
+              untrack();
               sink = null;
               detach?.();
               detach = null;

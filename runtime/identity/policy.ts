@@ -1,0 +1,21 @@
+import type { Services } from '../services.js';
+import { LoginThrottle } from './login-throttle.js';
+
+/** The node's identity settings and per-node state (node/config.ts fills it; tests may omit it). */
+export interface IdentityPolicy {
+  /** How long the refresh token rotated away last still answers with its successor (REFRESH_REUSE_GRACE_MS). 0 disables. */
+  readonly refreshReuseGraceMs: number;
+  /** Failed-login counters of this node. */
+  readonly throttle: LoginThrottle;
+}
+
+export const DEFAULT_REFRESH_REUSE_GRACE_MS = 10_000;
+
+let fallback: IdentityPolicy | null = null;
+
+/** `services.identity`, or defaults shared by the services that have none (tests that build Services by hand). */
+export function identityPolicy(services: Services): IdentityPolicy {
+  if (services.identity !== undefined) return services.identity;
+  fallback ??= { refreshReuseGraceMs: DEFAULT_REFRESH_REUSE_GRACE_MS, throttle: new LoginThrottle() };
+  return fallback;
+}

@@ -1,0 +1,56 @@
+import { revokedSessions, type RevokedSessions } from '../identity/revocations.js';
+
+/** Close code of a realtime WebSocket whose session was revoked (4000–4999: application codes; 4401 mirrors HTTP 401). */
+export const SESSION_REVOKED_CLOSE_CODE = 4401;
+export const SESSION_REVOKED_REASON_CODE = 'Identity.SessionRevoked';
+
+/**
+ * Realtime connections (WebSocket and SSE) by the session that opened them.
+ * When a session is revoked on this node, or another node announces it, every
+ * connection it opened is closed at once: a revoked session receives no
+ * further change. Connections of the admin credential or API keys have no
+ * session and are not tracked.
+ */
+export class SessionConnections {
+  private readonly bySession = new Map<string, Set<() => void>>();
+
+  constructor(revoked: RevokedSessions = revokedSessions) {
+    revoked.onEnded((sessionId) => this.end(sessionId));
+  }
+
+  /** Registers `close` for the session's revocation; returns the untrack function (call it when the connection ends). */
+  track(sessionId: string | null, close: () => void): () => void {
+    if (sessionId === null) return () => {};
+    let set = this.bySession.get(sessionId);
+    if (set === undefined) this.bySession.set(sessionId, (set = new Set()));
+    set.add(close);
+    return () => {
+      const s = this.bySession.get(sessionId);
+      if (s === undefined) return;
+      s.delete(close);
+      if (s.size === 0) this.bySession.delete(sessionId);
+    };
+  }
+
+  /** Closes every connection of the session. */
+  end(sessionId: string): void {
+    const set = this.bySession.get(sessionId);
+    if (set === undefined) return;
+    this.bySession.delete(sessionId);
+    for (const close of set) {
+      try {
+        close();
+      } catch {
+        /* already closed */
+      }
+    }
+  }
+
+  /** Sessions with open connections (diagnostics and tests). */
+  get size(): number {
+    return this.bySession.size;
+  }
+}
+
+/** The process's one registry, fed by the node's revocation set. */
+export const sessionConnections = new SessionConnections();
