@@ -77,7 +77,7 @@ export async function bootstrap(url: string, adminToken: string, rows: number): 
 export async function userToken(url: string, f: Fixture): Promise<string> {
   const a = await call('POST', `${url}/api/identity/login`, f.scopeHeaders, f.user);
   expect('login', a, 200);
-  const token = a.body.accessToken ?? a.body.data?.accessToken;
+  const token = a.body.accessToken;
   if (typeof token !== 'string') throw new Error(`login: no accessToken in ${a.text.slice(0, 200)}`);
   return token;
 }

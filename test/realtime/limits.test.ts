@@ -90,7 +90,7 @@ forEachBackend('realtime limits per connection, per actor and distinct filters',
     expectStatus(await anon.post('/api/identity/register', { email, password: 'long enough pw' }), 201);
     const login = await anon.post('/api/identity/login', { email, password: 'long enough pw' });
     expectStatus(login, 200);
-    const token = login.body.data.accessToken as string;
+    const token = login.body.accessToken as string;
     const me = await anon.with({ token }).get('/api/identity/me');
     expectStatus(await p.client.post(`/api/projects/${p.projectId}/capability-grants`, { subjectId: me.body.data.subjectId, grant: 'entity:Order:read' }), 201);
     return token;

@@ -149,7 +149,7 @@ forEachBackend('bad input', (backend) => {
     const anon: Api = { baseUrl: server.url, headers: { 'x-service-tenant': boot.tenant, 'x-service-project': boot.project } };
     const cred = JSON.stringify({ email: 'order-user@example.test', password: 'long enough pw' });
     expectOk(await send(anon, 'POST', '/api/identity/register', { body: cred, headers: JSON_CT }), 'register the order user', 201);
-    const token = expectOk(await send(anon, 'POST', '/api/identity/login', { body: cred, headers: JSON_CT }), 'login').data.accessToken as string;
+    const token = expectOk(await send(anon, 'POST', '/api/identity/login', { body: cred, headers: JSON_CT }), 'login').accessToken as string;
     orderUser = { baseUrl: server.url, headers: { ...anon.headers, authorization: `Bearer ${token}` } };
     const subjectId = expectOk(await send(orderUser, 'GET', '/api/identity/me'), 'me').data.subjectId as string;
     expectOk(await post(`/api/projects/${boot.projectId}/capability-grants`, { subjectId, grant: 'entity:Order:*' }), 'grant entity:Order:*', 201);

@@ -46,7 +46,7 @@ forEachBackend('health, readiness and the runtime fabric', (backend) => {
     const email = `${randomUUID()}@example.com`;
     assert.equal((await anon.post('/api/identity/register', { email, password: 'long enough pw' })).status, 201);
     const login = await anon.post('/api/identity/login', { email, password: 'long enough pw' });
-    for (const token of [login.body.data.accessToken as string, 'not-a-token']) {
+    for (const token of [login.body.accessToken as string, 'not-a-token']) {
       const r = await new Client(server.url, { token }).get('/api/health');
       assert.equal(r.status, 200);
       assert.deepEqual(r.body, { status: 'ok' }, `token ${token.slice(0, 12)}…`);

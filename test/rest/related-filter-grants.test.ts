@@ -49,7 +49,7 @@ forEachBackend('filters on related entities need read on them', (backend) => {
     expectStatus(await anon.post('/api/identity/register', { email, password: 'long enough pw' }), 201);
     const login = await anon.post('/api/identity/login', { email, password: 'long enough pw' });
     expectStatus(login, 200);
-    const user = anon.with({ token: login.body.data.accessToken });
+    const user = anon.with({ token: login.body.accessToken });
     const me = await user.get('/api/identity/me');
     for (const grant of grants) {
       expectStatus(await admin.post(`/api/projects/${projectId}/capability-grants`, { subjectId: me.body.data.subjectId, grant }), 201);
