@@ -10,7 +10,12 @@ interface GrantRow {
 interface Entry {
   rows: readonly GrantRow[];
   loadedAt: number;
+  /** Held sets already computed from these rows, per subject and roles (one Set per caller, not per request). */
+  held: Map<string, ReadonlySet<string>>;
 }
+
+/** Callers remembered per project entry; past it the memo starts over (a miss costs one pass over the rows). */
+const MAX_HELD_PER_PROJECT = 10_000;
 
 /**
  * Capability grants from `plinth.capability_grants`, cached per project.
@@ -22,18 +27,23 @@ interface Entry {
  */
 export class SqlGrantSource implements GrantSource {
   private readonly cache = new Map<string, Entry>();
-  private readonly loading = new Map<string, Promise<readonly GrantRow[]>>();
+  private readonly loading = new Map<string, Promise<Entry>>();
   /** Bumped by invalidate; a load that started before it must not fill the cache. */
   private readonly generation = new Map<string, number>();
 
   constructor(private readonly db: SqlExecutor, private readonly ttlMs = 5_000, private readonly now: () => number = Date.now) {}
 
   async held(projectId: string, subjectId: string, roles: readonly string[]): Promise<ReadonlySet<string>> {
-    const rows = await this.rows(projectId);
+    const entry = await this.entry(projectId);
+    const who = `${subjectId}|${roles.join(',')}`;
+    const known = entry.held.get(who);
+    if (known !== undefined) return known;
     const out = new Set<string>();
-    for (const r of rows) {
+    for (const r of entry.rows) {
       if ((r.subject_id !== null && r.subject_id === subjectId) || (r.role !== null && roles.includes(r.role))) out.add(r.grant_text);
     }
+    if (entry.held.size >= MAX_HELD_PER_PROJECT) entry.held.clear();
+    entry.held.set(who, out);
     return out;
   }
 
@@ -43,24 +53,24 @@ export class SqlGrantSource implements GrantSource {
     this.generation.set(projectId, (this.generation.get(projectId) ?? 0) + 1);
   }
 
-  private async rows(projectId: string): Promise<readonly GrantRow[]> {
+  private async entry(projectId: string): Promise<Entry> {
     const hit = this.cache.get(projectId);
-    if (hit !== undefined && this.now() - hit.loadedAt < this.ttlMs) return hit.rows;
+    if (hit !== undefined && this.now() - hit.loadedAt < this.ttlMs) return hit;
     const pending = this.loading.get(projectId);
     if (pending !== undefined) return pending;
     const gen = this.generation.get(projectId) ?? 0;
-    const load = (async () => {
+    const load = (async (): Promise<Entry> => {
       const res = await this.db.query<GrantRow>(
         'SELECT subject_id::text AS subject_id, role, grant_text FROM plinth.capability_grants WHERE project_id = $1',
         [projectId],
       );
-      return res.rows;
+      return { rows: res.rows, loadedAt: this.now(), held: new Map() };
     })();
     this.loading.set(projectId, load);
     try {
-      const rows = await load;
-      if ((this.generation.get(projectId) ?? 0) === gen) this.cache.set(projectId, { rows, loadedAt: this.now() });
-      return rows;
+      const entry = await load;
+      if ((this.generation.get(projectId) ?? 0) === gen) this.cache.set(projectId, entry);
+      return entry;
     } finally {
       if (this.loading.get(projectId) === load) this.loading.delete(projectId);
     }

@@ -42,6 +42,11 @@ export async function existingProjectSigningKey(db: SqlExecutor, projectId: stri
   return key;
 }
 
+/** The key if this node has it cached (no query): the verified-token cache checks it is still current. */
+export function cachedProjectSigningKey(projectId: string): Uint8Array | undefined {
+  return cache.get(projectId);
+}
+
 /** Drops a cached key (project deleted). */
 export function forgetProjectSigningKey(projectId: string): void {
   cache.delete(projectId);

@@ -4,9 +4,10 @@ import type { SqlExecutor } from '../../storage/index.js';
 import type { Actor } from '../operations/types.js';
 import type { TokenVerifier } from '../services.js';
 import { ACCESS_TOKEN_TTL_SECONDS, AUTHENTICATED_ROLE, TOKEN_ISSUER } from './constants.js';
-import { existingProjectSigningKey, UUID_RE } from './keys.js';
+import { cachedProjectSigningKey, existingProjectSigningKey, UUID_RE } from './keys.js';
 import { revokedSessions, type RevokedSessions } from './revocations.js';
 import { SessionStatus } from './session-status.js';
+import { VerifiedTokens } from './verified-tokens.js';
 
 export { ACCESS_TOKEN_TTL_SECONDS };
 
@@ -50,6 +51,7 @@ export async function signAccessToken(key: Uint8Array, claims: AccessTokenClaims
  */
 export class JwtTokenVerifier implements TokenVerifier {
   private readonly sessions: SessionStatus;
+  private readonly verified = new VerifiedTokens();
 
   constructor(private readonly db: SqlExecutor, revoked: RevokedSessions = revokedSessions, sessions?: SessionStatus) {
     this.sessions = sessions ?? new SessionStatus(db, revoked);
@@ -60,9 +62,19 @@ export class JwtTokenVerifier implements TokenVerifier {
     return this.sessions.live(projectId, sessionId);
   }
 
+  /**
+   * Signature and claims are checked once per token per node (VerifiedTokens);
+   * the session is checked on every request.
+   */
   async verify(token: string): Promise<Actor | null> {
+    if (typeof token !== 'string' || token.length > MAX_TOKEN_LENGTH) return null;
+    const actor = this.verified.get(token, cachedProjectSigningKey) ?? (await this.verifySignature(token));
+    if (actor === null) return null;
+    return (await this.sessions.live(actor.projectId!, actor.sessionId!)) ? actor : null;
+  }
+
+  private async verifySignature(token: string): Promise<Actor | null> {
     try {
-      if (typeof token !== 'string' || token.length > MAX_TOKEN_LENGTH) return null;
       const unverified = decodeJwt(token);
       const aud = unverified.aud;
       if (typeof aud !== 'string' || !UUID_RE.test(aud)) return null;
@@ -74,12 +86,14 @@ export class JwtTokenVerifier implements TokenVerifier {
         audience: aud,
         requiredClaims: ['sub', 'sid', 'exp', 'iat'],
       });
-      const { sub, sid, role } = payload as { sub?: unknown; sid?: unknown; role?: unknown };
+      const { sub, sid, role, exp } = payload as { sub?: unknown; sid?: unknown; role?: unknown; exp?: unknown };
       if (typeof sub !== 'string' || !UUID_RE.test(sub)) return null;
       if (typeof sid !== 'string' || !UUID_RE.test(sid)) return null;
-      if (role !== AUTHENTICATED_ROLE) return null;
-      if (!(await this.sessions.live(aud, sid))) return null;
-      return { kind: 'user', label: `user:${sub}`, subjectId: sub, projectId: aud, sessionId: sid, roles: [AUTHENTICATED_ROLE] };
+      if (role !== AUTHENTICATED_ROLE || typeof exp !== 'number') return null;
+      // Shared by every request that presents this token: frozen so none can change it for the others.
+      const actor: Actor = Object.freeze({ kind: 'user', label: `user:${sub}`, subjectId: sub, projectId: aud, sessionId: sid, roles: Object.freeze([AUTHENTICATED_ROLE]) });
+      this.verified.put(token, actor, exp * 1000, key);
+      return actor;
     } catch {
       return null;
     }
