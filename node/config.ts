@@ -45,6 +45,8 @@ export interface NodeConfig {
   corsOrigin: string | null;
   /** MAX_BODY_BYTES: REST body limit (spec: 10 MiB). */
   maxBodyBytes: number;
+  /** MAX_RESPONSE_BYTES: largest JSON response body; a larger one answers 422 Response.TooLarge. Default 32 MiB. */
+  maxResponseBytes: number;
   /** MAX_PAGE_SIZE: list page size cap (spec: 200). */
   maxPageSize: number;
   /** MAX_BATCH_ROWS: rows per batch mutation (spec: 1,000). */
@@ -136,6 +138,8 @@ export function parseConfig(env: NodeJS.ProcessEnv = process.env): NodeConfig {
     nodeId: text(env, 'NODE_ID') ?? `node-${randomUUID().slice(0, 8)}`,
     corsOrigin: text(env, 'CORS_ORIGIN'),
     maxBodyBytes: int(env, 'MAX_BODY_BYTES', 10 * MiB, 1024, 10 * MiB),
+    // At most 256 MiB: V8 cannot build a string much past 512 MiB of UTF-16 at all.
+    maxResponseBytes: int(env, 'MAX_RESPONSE_BYTES', 32 * MiB, 1024, 256 * MiB),
     maxPageSize: int(env, 'MAX_PAGE_SIZE', 200, 1, 10_000),
     maxBatchRows: int(env, 'MAX_BATCH_ROWS', 1000, 1, 10_000),
     idempotencyRetentionMs: int(env, 'IDEMPOTENCY_RETENTION_HOURS', 24, 1, 24 * 30) * HOUR_MS,
