@@ -53,7 +53,7 @@ export function restHandler(services: Services, opts: RestOptions, inFlight: InF
       target = accept(services, opts, inFlight, res, req);
     } catch (err) {
       // Thrown synchronously inside a uWS callback: it must not reach uWS (the process would stop).
-      target ??= { res, aborted: false, correlationId: randomUUID(), cors: opts.corsOrigin, closeConnection: true, maxResponseBytes: opts.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES };
+      target ??= { res, aborted: false, correlationId: randomUUID(), cors: opts.corsOrigin, closeConnection: true, method: '', maxResponseBytes: opts.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES };
       failUnexpected(target, err, log);
     }
   };
@@ -71,7 +71,7 @@ function accept(services: Services, opts: RestOptions, inFlight: InFlight, res: 
   const lastEventId = req.getHeader('last-event-id');
   const extraHeaders: Record<string, string> = {};
   const target: ReplyTarget = {
-    res, aborted: false, correlationId: meta.correlationId, cors: opts.corsOrigin, closeConnection: false,
+    res, aborted: false, correlationId: meta.correlationId, cors: opts.corsOrigin, closeConnection: false, method: meta.method,
     maxResponseBytes: opts.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES,
   };
   let reading = false;

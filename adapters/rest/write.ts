@@ -16,6 +16,8 @@ export interface ReplyTarget {
   correlationId: string;
   cors: string | null;
   closeConnection: boolean;
+  /** The request's method (the size refusal words itself differently for a write). */
+  method: string;
   /** Largest JSON response body (MAX_RESPONSE_BYTES); a larger one answers 422 Response.TooLarge instead. */
   maxResponseBytes: number;
   /** Set once the status line is written: after that only closing the connection can signal a failure. */
@@ -43,8 +45,15 @@ function send(t: ReplyTarget, status: number, headers: Record<string, string> | 
   });
 }
 
-export const responseTooLarge = (max: number): ServiceError =>
-  new ServiceError('VALIDATION_FAILED', 'Response.TooLarge', `the response would be larger than ${max} bytes; ask for fewer rows (pageSize) or fewer fields (fields=)`);
+/**
+ * 422 for an answer past MAX_RESPONSE_BYTES. A write has been applied by the
+ * time its answer is serialized: the message says so, so a client re-reads
+ * (with fields=) rather than writing again.
+ */
+export const responseTooLarge = (max: number, method: string): ServiceError =>
+  new ServiceError('VALIDATION_FAILED', 'Response.TooLarge', method === 'GET' || method === 'HEAD'
+    ? `the response would be larger than ${max} bytes; ask for fewer rows (pageSize) or fewer fields (fields=)`
+    : `the write was applied, but its answer would be larger than ${max} bytes; read the row with fields= to see it`);
 
 export function writeResult(t: ReplyTarget, r: Result, basePath = '/api'): void {
   if (r.stream !== undefined) return writeStream(t, statusLine(r.status), r.headers, r.stream);
@@ -55,7 +64,7 @@ export function writeResult(t: ReplyTarget, r: Result, basePath = '/api'): void 
     return send(t, r.status, rest, r.body, explicitType);
   }
   const text = stringifyWithin(r.body, t.maxResponseBytes);
-  if (text === null) return writeError(t, responseTooLarge(t.maxResponseBytes), basePath);
+  if (text === null) return writeError(t, responseTooLarge(t.maxResponseBytes, t.method), basePath);
   send(t, r.status, r.headers, text, JSON_TYPE);
 }
 
