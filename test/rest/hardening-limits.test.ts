@@ -143,6 +143,17 @@ forEachBackend('hardening: validation error amplification', (backend) => {
     assert.equal(few.errorCount, 2);
     assert.equal(few.truncated, false);
   });
+
+  it('an entity definition with 200,000 unknown properties is capped the same way', async () => {
+    const def: Record<string, unknown> = { entityName: 'Wider', fields: [{ name: 'a', type: 'String', nullable: true }] };
+    for (let i = 0; i < 200_000; i++) def[`k${i}`] = 1;
+    const r = await client.post('/api/Schema/entities', def);
+    const e = expectError(r, 'POST /api/Schema/entities with 200,000 unknown keys', 422, 'Schema.UnknownProperty') as ReturnType<typeof expectError> & { errorCount?: number; truncated?: boolean };
+    assert.equal(e.errors?.length, 100);
+    assert.equal(e.errorCount, 200_000);
+    assert.equal(e.truncated, true);
+    assert.ok(r.text.length < 64 * 1024, `answer of ${r.text.length} characters`);
+  });
 });
 
 forEachBackend('hardening: batches past the bind-parameter limit', (backend) => {
