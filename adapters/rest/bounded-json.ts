@@ -6,6 +6,9 @@
  * field value is stringified on its own, so the text is counted as it grows
  * and the walk stops at the first piece that crosses the budget.
  *
+ * A container whose rough size is small (most answers, most rows) is
+ * stringified natively in one call; only big ones are walked.
+ *
  * Output is byte-for-byte JSON.stringify's (no spacing): toJSON, undefined,
  * functions and symbols behave the same because each piece is JSON.stringify's.
  */
@@ -14,6 +17,27 @@
 const WALK_DEPTH = 4;
 /** A container below the envelope with more entries is a value (a big JSON array), stringified whole. */
 const WALK_MAX_ENTRIES = 1_000;
+
+/** A value whose rough size is under this is stringified whole, natively: most answers take this path. */
+const NATIVE_BELOW = 256 * 1024;
+
+/**
+ * A cheap estimate of a value's JSON length (string lengths plus a little per
+ * member; escapes can make the text up to 6× longer), stopping once past
+ * `limit`. It allocates nothing, so measuring a page costs far less than
+ * stringifying it piece by piece.
+ */
+function roughLength(v: unknown, limit: number, n = 0): number {
+  if (typeof v === 'string') return n + v.length + 2;
+  if (typeof v !== 'object' || v === null) return n + 8;
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length && n <= limit; i++) n = roughLength(v[i], limit, n + 1);
+    return n;
+  }
+  const keys = Object.keys(v);
+  for (let i = 0; i < keys.length && n <= limit; i++) n = roughLength((v as Record<string, unknown>)[keys[i]!], limit, n + keys[i]!.length + 4);
+  return n;
+}
 
 const isPlain = (v: object): boolean => {
   if (typeof (v as { toJSON?: unknown }).toJSON === 'function') return false;
@@ -41,7 +65,8 @@ export function stringifyWithin(value: unknown, maxBytes: number): string | null
     }
   };
   const walkable = (v: unknown, depth: number): v is object =>
-    typeof v === 'object' && v !== null && depth <= WALK_DEPTH && (Array.isArray(v) ? depth === 0 || v.length <= WALK_MAX_ENTRIES : isPlain(v) && (depth === 0 || Object.keys(v).length <= WALK_MAX_ENTRIES));
+    typeof v === 'object' && v !== null && depth <= WALK_DEPTH && (Array.isArray(v) ? depth === 0 || v.length <= WALK_MAX_ENTRIES : isPlain(v) && (depth === 0 || Object.keys(v).length <= WALK_MAX_ENTRIES))
+    && roughLength(v, NATIVE_BELOW) > NATIVE_BELOW;
   /** true: written; false: over budget; undefined: nothing to write (JSON.stringify's undefined). */
   const walk = (v: unknown, depth: number): boolean | undefined => {
     if (!walkable(v, depth)) {
