@@ -48,23 +48,23 @@ function splitPath(url: string): { base: string; segs: string[] } | null {
 export function restHandler(services: Services, opts: RestOptions, inFlight: InFlight) {
   const log = services.log;
   return (res: HttpResponse, req: HttpRequest): void => {
-    let target: ReplyTarget | null = null;
+    const made: { target: ReplyTarget | null } = { target: null };
     try {
-      target = accept(services, opts, inFlight, res, req);
+      accept(services, opts, inFlight, res, req, made);
     } catch (err) {
       // Thrown synchronously inside a uWS callback: it must not reach uWS (the process would stop).
-      target ??= { res, aborted: false, correlationId: randomUUID(), cors: opts.corsOrigin, closeConnection: true, method: '', maxResponseBytes: opts.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES };
+      const target = made.target ?? { res, aborted: false, correlationId: randomUUID(), cors: opts.corsOrigin, closeConnection: true, method: '', maxResponseBytes: opts.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES };
       failUnexpected(target, err, log);
     }
   };
 }
 
-/** Reads the request head, answers what needs no body, and starts reading the body; returns the reply target. */
-function accept(services: Services, opts: RestOptions, inFlight: InFlight, res: HttpResponse, req: HttpRequest): ReplyTarget | null {
+/** Reads the request head, answers what needs no body, and starts reading the body; `made.target` is the reply target once there is one. */
+function accept(services: Services, opts: RestOptions, inFlight: InFlight, res: HttpResponse, req: HttpRequest, made: { target: ReplyTarget | null }): void {
   // Conflicting framing headers: close before anything else (framing.ts says why no 400 is sent).
   if (framingProblem(req) !== null) {
     res.close();
-    return null;
+    return;
   }
   const meta = readMeta(req);
   // Read before any await (uWS forbids req use later); only streaming operations look at it.
@@ -74,6 +74,7 @@ function accept(services: Services, opts: RestOptions, inFlight: InFlight, res: 
     res, aborted: false, correlationId: meta.correlationId, cors: opts.corsOrigin, closeConnection: false, method: meta.method,
     maxResponseBytes: opts.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES,
   };
+  made.target = target;
   let reading = false;
   /** Frees this request's in-flight slot once, whichever path ends it. */
   let released = false;
@@ -90,24 +91,19 @@ function accept(services: Services, opts: RestOptions, inFlight: InFlight, res: 
       release();
     }
   });
-  if (meta.method === 'OPTIONS' && opts.corsOrigin !== null) {
-    preflight(target);
-    return target;
-  }
+  if (meta.method === 'OPTIONS' && opts.corsOrigin !== null) return preflight(target);
   const path = splitPath(meta.url);
   const matched = path === null ? new ServiceError('NOT_FOUND', 'Route.Unknown', 'no route matches this path') : route(meta.method, path.segs);
   const basePath = path?.base ?? '/api';
   if (matched instanceof ServiceError) {
     // Drain any body the client sends, but answer without reading it.
-    writeError(target, matched, basePath);
-    return target;
+    return writeError(target, matched, basePath);
   }
   for (const h of matched.spec.requestHeaders ?? []) extraHeaders[h] = req.getHeader(h);
   const declared = Number(meta.contentLength);
   if (meta.contentLength !== '' && (!Number.isFinite(declared) || declared > opts.maxBodyBytes)) {
     target.closeConnection = true;
-    writeError(target, tooLarge(opts.maxBodyBytes), basePath);
-    return target;
+    return writeError(target, tooLarge(opts.maxBodyBytes), basePath);
   }
   inFlight.count++;
   reading = true;
@@ -128,7 +124,6 @@ function accept(services: Services, opts: RestOptions, inFlight: InFlight, res: 
     release();
     failUnexpected(target, err, services.log, basePath);
   });
-  return target;
 }
 
 async function run(services: Services, meta: RequestMeta, m: RouteMatch, basePath: string, bytes: Buffer, target: ReplyTarget, lastEventId: string, extraHeaders: Record<string, string>): Promise<void> {

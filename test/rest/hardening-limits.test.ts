@@ -115,6 +115,42 @@ forEachBackend('hardening: a response past V8\'s string limit', (backend) => {
   });
 });
 
+describe('hardening: an exception in the serialization step after dispatch', () => {
+  let server: TestServer;
+  before(async () => {
+    server = await startServer();
+  });
+  after(async () => server?.close());
+
+  it('answers 500 INTERNAL with the correlation id, logs it, and the node answers the next request', async () => {
+    const services = server.node.services;
+    const logged: Array<Record<string, unknown>> = [];
+    const log = services.log as { error: (msg: string, fields?: Record<string, unknown>) => void };
+    const realError = log.error;
+    log.error = (msg, fields) => logged.push({ msg, ...fields });
+    // A value JSON.stringify refuses (TypeError), reaching the body only after dispatch succeeded.
+    const node = services.node as unknown as Record<string, unknown>;
+    const mode = Object.getOwnPropertyDescriptor(node, 'mode');
+    Object.defineProperty(node, 'mode', { value: 10n, configurable: true, writable: true });
+    let r;
+    try {
+      r = await fetch(`${server.url}/api/health`, { headers: { 'x-service-correlation-id': 'probe-serialization-1' } });
+    } finally {
+      if (mode === undefined) delete node.mode;
+      else Object.defineProperty(node, 'mode', mode);
+      log.error = realError;
+    }
+    assert.equal(r.status, 500);
+    assert.equal(r.headers.get('x-service-correlation-id'), 'probe-serialization-1');
+    const body = await r.json() as { error: { code: string; correlationId: string } };
+    assert.equal(body.error.code, 'INTERNAL');
+    assert.equal(body.error.correlationId, 'probe-serialization-1');
+    assert.ok(logged.some((l) => l.correlationId === 'probe-serialization-1'), 'the failure is logged with the correlation id');
+    const next = await fetch(`${server.url}/api/health`);
+    assert.equal(next.status, 200);
+  });
+});
+
 forEachBackend('hardening: validation error amplification', (backend) => {
   let server: TestServer;
   let client: Client;
