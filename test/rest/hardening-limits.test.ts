@@ -122,7 +122,7 @@ describe('hardening: an exception in the serialization step after dispatch', () 
   });
   after(async () => server?.close());
 
-  it('answers 500 INTERNAL with the correlation id, logs it, and the node answers the next request', async () => {
+  it('answers 500 INTERNAL with the correlation id, logs it, and the node answers the next request', { timeout: 30_000 }, async () => {
     const services = server.node.services;
     const logged: Array<Record<string, unknown>> = [];
     const log = services.log as { error: (msg: string, fields?: Record<string, unknown>) => void };
