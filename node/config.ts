@@ -50,6 +50,8 @@ export interface NodeConfig {
   corsOrigin: string | null;
   /** MAX_BODY_BYTES: REST body limit (spec: 10 MiB). */
   maxBodyBytes: number;
+  /** MAX_RESPONSE_BYTES: largest JSON response body; a larger one answers 422 Response.TooLarge. Default 32 MiB. */
+  maxResponseBytes: number;
   /** MAX_PAGE_SIZE: list page size cap (spec: 200). */
   maxPageSize: number;
   /** MAX_BATCH_ROWS: rows per batch mutation (spec: 1,000). */
@@ -166,6 +168,11 @@ export function parseConfig(env: NodeJS.ProcessEnv = process.env): NodeConfig {
     // Several nodes share rows, so they need a shared database: embedded PGlite is per process.
     if (databaseUrl === null) throw new InvalidConfig('NATS_URL', 'cluster mode needs DATABASE_URL (PostgreSQL or CockroachDB) shared by every node');
   }
+  const maxBodyBytes = int(env, 'MAX_BODY_BYTES', 10 * MiB, 1024, 10 * MiB);
+  // At most 256 MiB: V8 cannot build a string much past 512 Mi UTF-16 units at all. At least the body
+  // limit, so a write's answer (its row, about the size of its body) fits.
+  const maxResponseBytes = int(env, 'MAX_RESPONSE_BYTES', 32 * MiB, 1024, 256 * MiB);
+  if (maxResponseBytes < maxBodyBytes) throw new InvalidConfig('MAX_RESPONSE_BYTES', `must be at least MAX_BODY_BYTES (${maxBodyBytes})`);
   const adminToken = text(env, 'SERVICE_ADMIN_TOKEN');
   if (adminToken !== null && (adminToken.length < 16 || /\s/.test(adminToken))) throw new InvalidConfig('SERVICE_ADMIN_TOKEN', 'must be at least 16 characters without spaces');
   return {
@@ -187,7 +194,8 @@ export function parseConfig(env: NodeJS.ProcessEnv = process.env): NodeConfig {
     logLevel,
     nodeId: text(env, 'NODE_ID') ?? `node-${randomUUID().slice(0, 8)}`,
     corsOrigin: text(env, 'CORS_ORIGIN'),
-    maxBodyBytes: int(env, 'MAX_BODY_BYTES', 10 * MiB, 1024, 10 * MiB),
+    maxBodyBytes,
+    maxResponseBytes,
     maxPageSize: int(env, 'MAX_PAGE_SIZE', 200, 1, 10_000),
     maxBatchRows: int(env, 'MAX_BATCH_ROWS', 1000, 1, 10_000),
     idempotencyRetentionMs: int(env, 'IDEMPOTENCY_RETENTION_HOURS', 24, 1, 24 * 30) * HOUR_MS,

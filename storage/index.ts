@@ -1,4 +1,5 @@
 export type { SqlClient, SqlExecutor, QueryResult } from './sql-client.js';
+export { MAX_SQL_PARAMS } from './sql-client.js';
 export { PgClient } from './pg-client.js';
 export { PgliteClient } from './pglite-client.js';
 export { SQLSTATE, sqlstateOf, isDatabaseError, isConnectionError, type DatabaseErrorLike } from './sql-errors.js';

@@ -7,6 +7,14 @@
  * type-parsers.ts): timestamptz as ISO-8601 UTC strings, numeric as strings,
  * int8 as strings, jsonb parsed.
  */
+/**
+ * Bind parameters one statement may carry: the wire protocol counts them in
+ * 16 bits, and a driver sending more wraps the count (PostgreSQL then refuses
+ * the Bind message with 08P01). Statements built from request data split
+ * below this (runtime/operations/entity/insert.ts).
+ */
+export const MAX_SQL_PARAMS = 65_535;
+
 export interface QueryResult<R> {
   rows: R[];
   rowCount: number;

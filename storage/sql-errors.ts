@@ -14,6 +14,8 @@ export const SQLSTATE = {
   INVALID_DATETIME_FORMAT: '22007',
   UNDEFINED_TABLE: '42P01',
   ADMIN_SHUTDOWN: '57P01',
+  /** Class 08 but not a lost connection: the server refused a message (e.g. a Bind with a wrapped parameter count) and the session goes on. */
+  PROTOCOL_VIOLATION: '08P01',
 } as const;
 
 export interface DatabaseErrorLike {
@@ -37,9 +39,14 @@ export function isRetryableTransactionError(err: unknown): boolean {
   return code === SQLSTATE.SERIALIZATION_FAILURE || code === SQLSTATE.DEADLOCK;
 }
 
-/** Connection-level failures (terminated backend, reset socket): the request may be retried by the caller. */
+/**
+ * Connection-level failures (terminated backend, reset socket): the request may be retried by the caller.
+ * A protocol violation is class 08 too, but retrying the same statement fails the same way: it is a
+ * defect of the statement (an unexpected failure), never "connection lost, retry".
+ */
 export function isConnectionError(err: unknown): boolean {
   const code = sqlstateOf(err);
+  if (code === SQLSTATE.PROTOCOL_VIOLATION) return false;
   if (code === SQLSTATE.ADMIN_SHUTDOWN || code?.startsWith('08')) return true;
   const msg = err instanceof Error ? err.message : '';
   return /Connection terminated|ECONNRESET|ECONNREFUSED|EPIPE|Client has encountered a connection error/.test(msg);

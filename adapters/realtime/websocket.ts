@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import type { HttpRequest, HttpResponse, TemplatedApp } from 'uWebSockets.js';
+import type { HttpRequest, HttpResponse, TemplatedApp, WebSocket } from 'uWebSockets.js';
 import { dispatch } from '../../runtime/dispatch.js';
 import { toErrorEnvelope, httpStatusOf } from '../../runtime/errors/envelope.js';
+import { maskError } from '../../runtime/errors/mask.js';
 import { ServiceError, unauthorized, validationFailed } from '../../runtime/errors/service-error.js';
+import type { Logger } from '../../runtime/log.js';
 import { REALTIME_SPECS } from '../../runtime/operations/realtime/index.js';
 import type { Invocation, OperationSpec } from '../../runtime/operations/types.js';
 import type { PreparedSubscription } from '../../runtime/realtime/hub.js';
@@ -54,6 +56,54 @@ function errorMessage(err: ServiceError, correlationId: string, basePath: string
 }
 
 /**
+ * A throw inside a uWS WebSocket callback would reach uWS and stop the
+ * process for every tenant: it is logged (masked, with a correlation id) and
+ * the one connection is closed instead.
+ */
+function guard(ws: WebSocket<ConnData>, log: Logger, fn: () => void): void {
+  try {
+    fn();
+  } catch (err) {
+    maskError(err, randomUUID(), log);
+    try {
+      ws.end(1011, 'internal error');
+    } catch {
+      /* already closed */
+    }
+  }
+}
+
+/** The upgrade handler's guard: a synchronous throw answers 500 INTERNAL as REST would. */
+function guardUpgrade(res: HttpResponse, log: Logger, fn: () => { state: { aborted: boolean; answered: boolean }; correlationId: string }): void {
+  let started: { state: { aborted: boolean; answered: boolean }; correlationId: string } | null = null;
+  try {
+    started = fn();
+  } catch (err) {
+    failUpgrade(res, started?.state ?? { aborted: false, answered: false }, started?.correlationId ?? randomUUID(), err, log);
+  }
+}
+
+function failUpgrade(res: HttpResponse, state: { aborted: boolean; answered: boolean }, correlationId: string, err: unknown, log: Logger): void {
+  const error = maskError(err, correlationId, log);
+  try {
+    if (state.aborted) return;
+    if (state.answered) {
+      res.close();
+      return;
+    }
+    state.answered = true;
+    res.cork(() => {
+      res.writeStatus(statusLine(httpStatusOf(error)));
+      res.writeHeader('X-Service-Correlation-Id', correlationId);
+      res.writeHeader('Content-Type', 'application/json; charset=utf-8');
+      res.end(JSON.stringify(toErrorEnvelope(error, correlationId, '/api')), true);
+    });
+  } catch (again) {
+    log.error('could not answer a failed upgrade', { correlationId, error: String(again) });
+  }
+}
+
+/**
  * `GET /api/realtime` (and `/v1/realtime`): WebSocket. The handshake is a
  * `Realtime.Connect` dispatch (401/403/429 answered as HTTP before any
  * upgrade); each `subscribe` is a `Realtime.Subscribe` dispatch with the
@@ -73,7 +123,7 @@ export function registerRealtimeWebSocket(app: TemplatedApp, services: Services,
     // skip messages for it. Only a client that passes the cap within one sweep interval is cut off
     // without a close frame (1006), because uWS then drops the close frame too.
     maxBackpressure: Math.max(bound * 16, HARD_CAP_MIN_BYTES),
-    upgrade: (res: HttpResponse, req: HttpRequest, context) => {
+    upgrade: (res: HttpResponse, req: HttpRequest, context) => guardUpgrade(res, services.log, () => {
       const q = parseQuery(req.getQuery() ?? '');
       const key = req.getHeader('sec-websocket-key');
       const ext = req.getHeader('sec-websocket-extensions');
@@ -92,9 +142,9 @@ export function registerRealtimeWebSocket(app: TemplatedApp, services: Services,
         branch: req.getHeader('x-service-branch') || (q.get('branch') ?? null),
         basePath, conn: null, sessionId: null, untrack: null,
       };
-      let aborted = false;
+      const state = { aborted: false, answered: false };
       res.onAborted(() => {
-        aborted = true;
+        state.aborted = true;
       });
       void (async () => {
         let err: ServiceError | null = null;
@@ -112,8 +162,9 @@ export function registerRealtimeWebSocket(app: TemplatedApp, services: Services,
           if (!outcome.ok) err = outcome.error;
           else data.sessionId = (outcome.result.body as { sessionId?: string | null }).sessionId ?? null;
         }
-        if (aborted) return;
+        if (state.aborted) return;
         res.cork(() => {
+          state.answered = true;
           if (err !== null) {
             res.writeStatus(statusLine(httpStatusOf(err)));
             res.writeHeader('X-Service-Correlation-Id', correlationId);
@@ -125,9 +176,10 @@ export function registerRealtimeWebSocket(app: TemplatedApp, services: Services,
           }
           res.upgrade(data, key, chosen, ext, context);
         });
-      })();
-    },
-    open: (ws) => {
+      })().catch((err: unknown) => failUpgrade(res, state, correlationId, err, services.log));
+      return { state, correlationId };
+    }),
+    open: (ws) => guard(ws, services.log, () => {
       wsStats.open++;
       const conn = new RealtimeConnection(ws, bound);
       const d = ws.getUserData();
@@ -137,8 +189,8 @@ export function registerRealtimeWebSocket(app: TemplatedApp, services: Services,
         const revoked = unauthorized(SESSION_REVOKED_REASON_CODE, 'the session behind this connection was revoked');
         conn.endWith(SESSION_REVOKED_CLOSE_CODE, 'session revoked', errorMessage(revoked, randomUUID(), basePath, null));
       });
-    },
-    message: (ws, message, isBinary) => {
+    }),
+    message: (ws, message, isBinary) => guard(ws, services.log, () => {
       const d = ws.getUserData();
       const conn = d.conn!;
       const correlationId = randomUUID();
@@ -194,16 +246,28 @@ export function registerRealtimeWebSocket(app: TemplatedApp, services: Services,
         if (!conn.open) return detach();
         conn.subscriptions.set(id, detach);
         reply(JSON.stringify({ type: 'subscribed', id, entity: prepared.entity }));
-      })();
-    },
+      })().catch((err: unknown) => {
+        conn.pending.delete(id);
+        const error = maskError(err, correlationId, services.log);
+        try {
+          reply(errorMessage(error, correlationId, basePath, id));
+        } catch {
+          /* the socket is gone */
+        }
+      });
+    }),
     close: (ws) => {
-      wsStats.open--;
-      const d = ws.getUserData();
-      d.untrack?.();
-      const conn = d.conn;
-      if (conn === null) return;
-      opts.sweep.delete(conn);
-      conn.closed();
+      try {
+        wsStats.open--;
+        const d = ws.getUserData();
+        d.untrack?.();
+        const conn = d.conn;
+        if (conn === null) return;
+        opts.sweep.delete(conn);
+        conn.closed();
+      } catch (err) {
+        maskError(err, randomUUID(), services.log);
+      }
     },
   });
 }

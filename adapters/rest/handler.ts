@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { HttpRequest, HttpResponse } from 'uWebSockets.js';
 import { dispatch } from '../../runtime/dispatch.js';
 import { ServiceError } from '../../runtime/errors/service-error.js';
@@ -6,10 +7,15 @@ import type { Services } from '../../runtime/services.js';
 import { decodeJsonBody } from './body.js';
 import { bearerOf, parseQuery, readMeta, type RequestMeta } from './request-meta.js';
 import { route, type RouteMatch } from './router.js';
-import { writeError, writeResult, type ReplyTarget } from './write.js';
+import { failUnexpected, writeError, writeResult, type ReplyTarget } from './write.js';
+import { framingProblem } from './framing.js';
+
+export const DEFAULT_MAX_RESPONSE_BYTES = 32 * 1024 * 1024;
 
 export interface RestOptions {
   maxBodyBytes: number;
+  /** Largest JSON response body (MAX_RESPONSE_BYTES, default 32 MiB). */
+  maxResponseBytes?: number;
   corsOrigin: string | null;
   /** Unsent bytes past which a realtime WebSocket client is closed with 1013. Default 1 MiB. */
   realtimeMaxBufferedBytes?: number;
@@ -40,50 +46,84 @@ function splitPath(url: string): { base: string; segs: string[] } | null {
  * decides nothing itself; routing picks the operation, the pipeline decides.
  */
 export function restHandler(services: Services, opts: RestOptions, inFlight: InFlight) {
+  const log = services.log;
   return (res: HttpResponse, req: HttpRequest): void => {
-    const meta = readMeta(req);
-    // Read before any await (uWS forbids req use later); only streaming operations look at it.
-    const lastEventId = req.getHeader('last-event-id');
-    const extraHeaders: Record<string, string> = {};
-    const target: ReplyTarget = { res, aborted: false, correlationId: meta.correlationId, cors: opts.corsOrigin, closeConnection: false };
-    let reading = false;
-    res.onAborted(() => {
-      target.aborted = true;
-      target.onAbort?.();
-      // Aborted mid-body: readBody never calls back, so release the in-flight slot here.
-      if (reading) {
-        reading = false;
-        inFlight.count--;
-      }
-    });
-    if (meta.method === 'OPTIONS' && opts.corsOrigin !== null) return preflight(target);
-    const path = splitPath(meta.url);
-    const matched = path === null ? new ServiceError('NOT_FOUND', 'Route.Unknown', 'no route matches this path') : route(meta.method, path.segs);
-    const basePath = path?.base ?? '/api';
-    if (matched instanceof ServiceError) {
-      // Drain any body the client sends, but answer without reading it.
-      return writeError(target, matched, basePath);
+    const made: { target: ReplyTarget | null } = { target: null };
+    try {
+      accept(services, opts, inFlight, res, req, made);
+    } catch (err) {
+      // Thrown synchronously inside a uWS callback: it must not reach uWS (the process would stop).
+      const target = made.target ?? { res, aborted: false, correlationId: randomUUID(), cors: opts.corsOrigin, closeConnection: true, method: '', maxResponseBytes: opts.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES };
+      failUnexpected(target, err, log);
     }
-    for (const h of matched.spec.requestHeaders ?? []) extraHeaders[h] = req.getHeader(h);
-    const declared = Number(meta.contentLength);
-    if (meta.contentLength !== '' && (!Number.isFinite(declared) || declared > opts.maxBodyBytes)) {
-      target.closeConnection = true;
+  };
+}
+
+/** Reads the request head, answers what needs no body, and starts reading the body; `made.target` is the reply target once there is one. */
+function accept(services: Services, opts: RestOptions, inFlight: InFlight, res: HttpResponse, req: HttpRequest, made: { target: ReplyTarget | null }): void {
+  // Conflicting framing headers: close before anything else (framing.ts says why no 400 is sent).
+  if (framingProblem(req) !== null) {
+    res.close();
+    return;
+  }
+  const meta = readMeta(req);
+  // Read before any await (uWS forbids req use later); only streaming operations look at it.
+  const lastEventId = req.getHeader('last-event-id');
+  const extraHeaders: Record<string, string> = {};
+  const target: ReplyTarget = {
+    res, aborted: false, correlationId: meta.correlationId, cors: opts.corsOrigin, closeConnection: false, method: meta.method,
+    maxResponseBytes: opts.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES,
+  };
+  made.target = target;
+  let reading = false;
+  /** Frees this request's in-flight slot once, whichever path ends it. */
+  let released = false;
+  const release = (): void => {
+    if (!released) inFlight.count--;
+    released = true;
+  };
+  res.onAborted(() => {
+    target.aborted = true;
+    target.onAbort?.();
+    // Aborted mid-body: readBody never calls back, so release the in-flight slot here.
+    if (reading) {
+      reading = false;
+      release();
+    }
+  });
+  if (meta.method === 'OPTIONS' && opts.corsOrigin !== null) return preflight(target);
+  const path = splitPath(meta.url);
+  const matched = path === null ? new ServiceError('NOT_FOUND', 'Route.Unknown', 'no route matches this path') : route(meta.method, path.segs);
+  const basePath = path?.base ?? '/api';
+  if (matched instanceof ServiceError) {
+    // Drain any body the client sends, but answer without reading it.
+    return writeError(target, matched, basePath);
+  }
+  for (const h of matched.spec.requestHeaders ?? []) extraHeaders[h] = req.getHeader(h);
+  const declared = Number(meta.contentLength);
+  if (meta.contentLength !== '' && (!Number.isFinite(declared) || declared > opts.maxBodyBytes)) {
+    target.closeConnection = true;
+    return writeError(target, tooLarge(opts.maxBodyBytes), basePath);
+  }
+  inFlight.count++;
+  reading = true;
+  readBody(res, opts.maxBodyBytes, (bytes) => {
+    reading = false;
+    if (bytes === null) {
+      release();
+      // Lingering close: answer now and keep the connection, so uWS discards the rest of
+      // the chunked body instead of resetting a client that is still sending (which can
+      // make it lose the 413). Nothing more is buffered.
       return writeError(target, tooLarge(opts.maxBodyBytes), basePath);
     }
-    inFlight.count++;
-    reading = true;
-    readBody(res, opts.maxBodyBytes, (bytes) => {
-      reading = false;
-      if (bytes === null) {
-        inFlight.count--;
-        // Lingering close: answer now and keep the connection, so uWS discards the rest of
-        // the chunked body instead of resetting a client that is still sending (which can
-        // make it lose the 413). Nothing more is buffered.
-        return writeError(target, tooLarge(opts.maxBodyBytes), basePath);
-      }
-      void run(services, meta, matched, basePath, bytes, target, lastEventId, extraHeaders).finally(() => inFlight.count--);
-    });
-  };
+    run(services, meta, matched, basePath, bytes, target, lastEventId, extraHeaders)
+      .catch((err: unknown) => failUnexpected(target, err, services.log, basePath))
+      .finally(release);
+  }, (err) => {
+    reading = false;
+    release();
+    failUnexpected(target, err, services.log, basePath);
+  });
 }
 
 async function run(services: Services, meta: RequestMeta, m: RouteMatch, basePath: string, bytes: Buffer, target: ReplyTarget, lastEventId: string, extraHeaders: Record<string, string>): Promise<void> {
@@ -117,28 +157,36 @@ async function run(services: Services, meta: RequestMeta, m: RouteMatch, basePat
     ...(m.spec.requestHeaders === undefined ? {} : { headers: extraHeaders }),
   };
   const outcome = await dispatch(inv, services);
-  if (outcome.ok) writeResult(target, outcome.result);
+  if (outcome.ok) writeResult(target, outcome.result, basePath);
   else writeError(target, outcome.error, basePath);
 }
 
 const tooLarge = (max: number): ServiceError =>
   new ServiceError('PAYLOAD_TOO_LARGE', 'Request.BodyTooLarge', `request body larger than ${max} bytes; use Storage upload for large payloads`);
 
-/** Collects the body, copying each chunk (uWS reuses the buffer); null once it passes `max` bytes. */
-function readBody(res: HttpResponse, max: number, done: (bytes: Buffer | null) => void): void {
+/**
+ * Collects the body, copying each chunk (uWS reuses the buffer); null once it
+ * passes `max` bytes. A throw inside the uWS data callback goes to `failed`.
+ */
+function readBody(res: HttpResponse, max: number, done: (bytes: Buffer | null) => void, failed: (err: unknown) => void): void {
   const chunks: Buffer[] = [];
   let size = 0;
   let over = false;
   res.onData((chunk, isLast) => {
     if (over) return;
-    size += chunk.byteLength;
-    if (size > max) {
+    try {
+      size += chunk.byteLength;
+      if (size > max) {
+        over = true;
+        done(null);
+        return;
+      }
+      chunks.push(Buffer.from(chunk.slice(0)));
+      if (isLast) done(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+    } catch (err) {
       over = true;
-      done(null);
-      return;
+      failed(err);
     }
-    chunks.push(Buffer.from(chunk.slice(0)));
-    if (isLast) done(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
   });
 }
 

@@ -104,7 +104,12 @@ export function writeStream(t: ReplyTarget, status: string, headers: Record<stri
       const chunk = queue.join('');
       queue = [];
       queued = 0;
-      raw(chunk);
+      // A throw here would escape into uWS; drop the stream instead.
+      try {
+        raw(chunk);
+      } catch {
+        finish();
+      }
     }
     return true;
   });
@@ -125,16 +130,29 @@ export function writeStream(t: ReplyTarget, status: string, headers: Record<stri
   });
 
   const heartbeat = setInterval(() => {
-    if (Date.now() - lastWrite >= opts.heartbeatMs - 50) write(': heartbeat\n\n');
+    try {
+      if (Date.now() - lastWrite >= opts.heartbeatMs - 50) write(': heartbeat\n\n');
+    } catch {
+      finish(); // a timer's throw is an uncaught exception: end this stream, not the process
+    }
   }, opts.heartbeatMs);
   heartbeat.unref();
 
+  /** Producers call the sink from their own callbacks (timers, broker messages): a throw there ends this stream only. */
+  const guarded = <A extends unknown[], R>(fn: (...a: A) => R, fallback: R) => (...a: A): R => {
+    try {
+      return fn(...a);
+    } catch {
+      finish();
+      return fallback;
+    }
+  };
   const sink: StreamSink = {
-    send: (event, data, id) => write(`${id === undefined ? '' : `id: ${oneLine(id)}\n`}event: ${oneLine(event)}\ndata: ${oneLine(data)}\n\n`),
-    comment: (text) => {
+    send: guarded((event: string, data: string, id?: string) => write(`${id === undefined ? '' : `id: ${oneLine(id)}\n`}event: ${oneLine(event)}\ndata: ${oneLine(data)}\n\n`), false),
+    comment: guarded((text: string) => {
       write(`: ${oneLine(text)}\n\n`);
-    },
-    end: () => endWith(''),
+    }, undefined),
+    end: guarded(() => endWith(''), undefined),
   };
   let close: () => void;
   try {

@@ -1,9 +1,12 @@
 import type { HttpResponse } from 'uWebSockets.js';
 import { httpStatusOf, toErrorEnvelope } from '../../runtime/errors/envelope.js';
-import type { ServiceError } from '../../runtime/errors/service-error.js';
+import { maskError } from '../../runtime/errors/mask.js';
+import { ServiceError } from '../../runtime/errors/service-error.js';
+import type { Logger } from '../../runtime/log.js';
 import type { Result } from '../../runtime/operations/types.js';
 import { statusLine } from './status-text.js';
 import { writeStream } from './sse.js';
+import { stringifyWithin } from './bounded-json.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
@@ -13,6 +16,12 @@ export interface ReplyTarget {
   correlationId: string;
   cors: string | null;
   closeConnection: boolean;
+  /** The request's method (the size refusal words itself differently for a write). */
+  method: string;
+  /** Largest JSON response body (MAX_RESPONSE_BYTES); a larger one answers 422 Response.TooLarge instead. */
+  maxResponseBytes: number;
+  /** Set once the status line is written: after that only closing the connection can signal a failure. */
+  started?: boolean;
   /** Set by a streaming response; the handler's onAborted calls it (uWS keeps one abort handler per response). */
   onAbort?: () => void;
 }
@@ -20,6 +29,7 @@ export interface ReplyTarget {
 function send(t: ReplyTarget, status: number, headers: Record<string, string> | undefined, body: string | null, contentType: string): void {
   if (t.aborted) return;
   t.res.cork(() => {
+    t.started = true;
     t.res.writeStatus(statusLine(status));
     t.res.writeHeader('X-Service-Correlation-Id', t.correlationId);
     if (t.cors !== null) {
@@ -35,7 +45,17 @@ function send(t: ReplyTarget, status: number, headers: Record<string, string> | 
   });
 }
 
-export function writeResult(t: ReplyTarget, r: Result): void {
+/**
+ * 422 for an answer past MAX_RESPONSE_BYTES. A write has been applied by the
+ * time its answer is serialized: the message says so, so a client re-reads
+ * (with fields=) rather than writing again.
+ */
+export const responseTooLarge = (max: number, method: string): ServiceError =>
+  new ServiceError('VALIDATION_FAILED', 'Response.TooLarge', method === 'GET' || method === 'HEAD'
+    ? `the response would be larger than ${max} bytes; ask for fewer rows (pageSize) or fewer fields (fields=)`
+    : `the write was applied, but its answer would be larger than ${max} bytes; read the row with fields= to see it`);
+
+export function writeResult(t: ReplyTarget, r: Result, basePath = '/api'): void {
   if (r.stream !== undefined) return writeStream(t, statusLine(r.status), r.headers, r.stream);
   if (r.status === 204 || r.body === undefined) return send(t, r.status, r.headers, null, '');
   const explicitType = r.headers?.['Content-Type'];
@@ -43,9 +63,33 @@ export function writeResult(t: ReplyTarget, r: Result): void {
     const { 'Content-Type': _, ...rest } = r.headers!;
     return send(t, r.status, rest, r.body, explicitType);
   }
-  send(t, r.status, r.headers, JSON.stringify(r.body), JSON_TYPE);
+  const text = stringifyWithin(r.body, t.maxResponseBytes);
+  if (text === null) return writeError(t, responseTooLarge(t.maxResponseBytes, t.method), basePath);
+  send(t, r.status, r.headers, text, JSON_TYPE);
 }
 
 export function writeError(t: ReplyTarget, err: ServiceError, basePath: string): void {
   send(t, httpStatusOf(err), err.details.headers, JSON.stringify(toErrorEnvelope(err, t.correlationId, basePath)), JSON_TYPE);
+}
+
+/**
+ * The last line of defence for an exception that escaped everything else in a
+ * request's life (routing, body reading, dispatch, serialization): it is
+ * logged with the correlation id and answered 500 INTERNAL, never left to
+ * reach uWS, where it would stop the process for every tenant. When the
+ * status line is already out, the connection is closed instead.
+ */
+export function failUnexpected(t: ReplyTarget, err: unknown, log: Logger, basePath = '/api'): void {
+  const error = maskError(err, t.correlationId, log);
+  try {
+    if (t.aborted) return;
+    if (t.started === true) {
+      t.aborted = true;
+      t.res.close();
+      return;
+    }
+    writeError(t, error, basePath);
+  } catch (again) {
+    log.error('could not answer a failed request', { correlationId: t.correlationId, error: String(again) });
+  }
 }

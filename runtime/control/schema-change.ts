@@ -70,8 +70,8 @@ export function planChange(model: ProjectModel, schema: string, action: SchemaAc
     if (users.length > 0) throw conflict('Schema.EntityReferenced', `'${name}' is referenced by ${users.map((e) => e.entityName).join(', ')}`, 'entityName');
     return { entityName: name, before: existing, after: null, model: { entities: model.entities.filter((e) => e.entityName !== name) }, statements: dropEntityStatements(schema, existing) };
   }
-  const { def, problems } = parseEntityDefinition(body, model);
-  if (def === undefined) throw definitionError(problems);
+  const { def, problems, problemCount } = parseEntityDefinition(body, model);
+  if (def === undefined) throw definitionError(problems, problemCount);
   if (action === 'create' && existing !== undefined) throw conflict('Schema.EntityExists', `entity '${def.entityName}' already exists`, 'entityName');
   if (action === 'alter' && existing === undefined) throw notFound('Schema.EntityNotFound', `entity '${def.entityName}' does not exist`);
   if (action === 'alter') {

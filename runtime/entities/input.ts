@@ -1,3 +1,4 @@
+import { ErrorList } from '../errors/error-list.js';
 import { ServiceError } from '../errors/service-error.js';
 import { GENERATED_FIELDS, type FieldDef } from '../publication/model.js';
 import type { CompiledEntity } from './compiled-entity.js';
@@ -15,7 +16,7 @@ type Mode = 'create' | 'update' | 'replace';
 
 /**
  * Validates a create/update/replace body against the entity, collecting
- * every problem into one 422. `update` takes any subset; `create` needs
+ * its problems into one 422 (at most MAX_LISTED_ERRORS listed, all counted). `update` takes any subset; `create` needs
  * each required field (non-nullable without default); `replace` sets every
  * field, absent nullable ones to null and absent defaulted ones to their default.
  */
@@ -24,14 +25,15 @@ export function validateInput(entity: CompiledEntity, body: unknown, mode: Mode,
   if (!isObject(body)) {
     throw new ServiceError('VALIDATION_FAILED', reason('InvalidBody'), 'body must be a JSON object');
   }
-  const errors: Array<{ field: string; reasonCode: string; message: string }> = [];
+  const errors = new ErrorList();
   for (const key of Object.keys(body)) {
     if (allowKeys.includes(key)) continue;
     if (entity.userFieldByName.has(key)) continue;
+    // Past the bound, a key is only counted: no message is built for 700,000 unknown keys.
     if ((GENERATED_FIELDS as readonly string[]).includes(key)) {
-      errors.push({ field: key, reasonCode: reason('ReadOnlyField'), message: `'${key}' is generated and cannot be set` });
+      errors.add(() => ({ field: key, reasonCode: reason('ReadOnlyField'), message: `'${key}' is generated and cannot be set` }));
     } else {
-      errors.push({ field: key, reasonCode: reason('UnknownField'), message: `unknown field '${key}'` });
+      errors.add(() => ({ field: key, reasonCode: reason('UnknownField'), message: `unknown field '${key}'` }));
     }
   }
   const fields: FieldDef[] = [];
@@ -48,29 +50,27 @@ export function validateInput(entity: CompiledEntity, body: unknown, mode: Mode,
         if (mode === 'create') continue;
         v = null;
       } else {
-        errors.push({ field: f.name, reasonCode: reason('Required'), message: `'${f.name}' is required` });
+        errors.add({ field: f.name, reasonCode: reason('Required'), message: `'${f.name}' is required` });
         continue;
       }
     }
     if (v === null) {
       if (!f.nullable) {
-        errors.push({ field: f.name, reasonCode: reason('Required'), message: `'${f.name}' cannot be null` });
+        errors.add({ field: f.name, reasonCode: reason('Required'), message: `'${f.name}' cannot be null` });
         continue;
       }
     } else {
       const problem = checkFieldValue(f, v);
       if (problem !== null) {
-        errors.push({ field: f.name, reasonCode: reason('InvalidValue'), message: `'${f.name}' ${problem}` });
+        errors.add({ field: f.name, reasonCode: reason('InvalidValue'), message: `'${f.name}' ${problem}` });
         continue;
       }
     }
     fields.push(f);
     values.push(toSqlParam(f, v));
   }
-  if (errors.length > 0) {
-    const first = errors[0]!;
-    throw new ServiceError('VALIDATION_FAILED', first.reasonCode, first.message, { field: first.field, errors });
-  }
+  const failed = errors.toError();
+  if (failed !== null) throw failed;
   if (mode === 'update' && fields.length === 0 && !allowKeys.some((k) => k in body)) {
     throw new ServiceError('VALIDATION_FAILED', reason('EmptyUpdate'), 'an update needs at least one field');
   }

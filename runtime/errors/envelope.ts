@@ -13,6 +13,8 @@ export interface ErrorEnvelope {
     bindingId?: string;
     missingGrants?: string[];
     errors?: Array<{ field: string; reasonCode: string; message: string }>;
+    errorCount?: number;
+    truncated?: boolean;
   };
 }
 
@@ -29,7 +31,11 @@ export function toErrorEnvelope(err: ServiceError, correlationId: string, basePa
   if (d.field !== undefined) body.field = d.field;
   if (d.bindingId !== undefined) body.bindingId = d.bindingId;
   if (d.missingGrants !== undefined) body.missingGrants = d.missingGrants;
-  if (d.errors !== undefined) body.errors = d.errors;
+  if (d.errors !== undefined) {
+    body.errors = d.errors;
+    body.errorCount = d.errorCount ?? d.errors.length;
+    body.truncated = body.errorCount > d.errors.length;
+  }
   if (err.code === 'ACCESS_DENIED' || err.code === 'UNAUTHORIZED') {
     body.explainUrl = `${basePath}/Explainability/access?correlationId=${encodeURIComponent(correlationId)}`;
   }

@@ -8,8 +8,10 @@ export interface ErrorDetails {
   missingGrants?: string[];
   bindingId?: string;
   retryable?: boolean;
-  /** Every problem found, when validation collected more than one. */
+  /** The problems validation found, at most MAX_LISTED_ERRORS of them (error-list.ts). */
   errors?: Array<{ field: string; reasonCode: string; message: string }>;
+  /** How many problems were found in all; above `errors.length` the list was cut (`truncated` in the envelope). */
+  errorCount?: number;
   /** Extra response headers (quota headers, Allow, …). */
   headers?: Record<string, string>;
 }

@@ -67,13 +67,15 @@ export function sharedSchemas(): Json {
             missingGrants: { type: 'array', items: { type: 'string' } },
             errors: {
               type: 'array',
-              description: 'One entry per invalid field when several are wrong.',
+              description: 'One entry per invalid field when several are wrong; at most 100.',
               items: {
                 type: 'object',
                 required: ['field', 'reasonCode', 'message'],
                 properties: { field: { type: 'string' }, reasonCode: { type: 'string' }, message: { type: 'string' } },
               },
             },
+            errorCount: { type: 'integer', description: 'How many problems were found (present with `errors`).' },
+            truncated: { type: 'boolean', description: 'True when `errors` lists fewer than `errorCount`.' },
           },
         },
       },

@@ -1,3 +1,4 @@
+import { ErrorList } from '../errors/error-list.js';
 import { validationFailed, type ServiceError } from '../errors/service-error.js';
 import { ENTITY_NAME, ENUM_VALUE, FIELD_NAME, collectionName } from './naming.js';
 import { FIELD_TYPES, GENERATED_FIELDS, type EntityDef, type FieldDef, type FieldType, type ProjectModel } from './model.js';
@@ -20,14 +21,16 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
  * problem. `model` is the project model the definition will join (for
  * references); `selfName` allows a self-reference.
  */
-export function parseEntityDefinition(body: unknown, model: ProjectModel): { def?: EntityDef; problems: DefinitionProblem[] } {
-  const problems: DefinitionProblem[] = [];
+export function parseEntityDefinition(body: unknown, model: ProjectModel): { def?: EntityDef; problems: DefinitionProblem[]; problemCount: number } {
+  // At most MAX_LISTED_ERRORS are kept, all are counted: 700,000 unknown keys must not answer 700,000 entries.
+  const found = new ErrorList();
+  const problems = found.listed;
   const bad = (field: string, reason: string, message: string): void => {
-    problems.push({ field, reasonCode: `Schema.${reason}`, message });
+    found.add({ field, reasonCode: `Schema.${reason}`, message });
   };
   if (!isObject(body)) {
     bad('$', 'InvalidBody', 'definition must be a JSON object');
-    return { problems };
+    return { problems, problemCount: found.count };
   }
   for (const k of Object.keys(body)) {
     if (!['entityName', 'fields', 'softDelete'].includes(k)) bad(k, 'UnknownProperty', `unknown property '${k}'`);
@@ -43,7 +46,7 @@ export function parseEntityDefinition(body: unknown, model: ProjectModel): { def
   if (typeof softDelete !== 'boolean') bad('softDelete', 'InvalidSoftDelete', 'softDelete must be a boolean');
   if (!Array.isArray(body.fields)) {
     bad('fields', 'InvalidFields', 'fields must be an array');
-    return { problems };
+    return { problems, problemCount: found.count };
   }
   if (body.fields.length > MAX_FIELDS) bad('fields', 'TooManyFields', `at most ${MAX_FIELDS} fields`);
   const fields: FieldDef[] = [];
@@ -65,11 +68,11 @@ export function parseEntityDefinition(body: unknown, model: ProjectModel): { def
     }
     fields.push(f);
   });
-  if (problems.length > 0) return { problems };
+  if (found.count > 0) return { problems, problemCount: found.count };
   const def: EntityDef = { entityName: entityName as string, fields, softDelete: softDelete as boolean };
-  problems.push(...nameProblems(def, model));
-  if (problems.length > 0) return { problems };
-  return { def, problems };
+  for (const p of nameProblems(def, model)) found.add(p);
+  if (found.count > 0) return { problems, problemCount: found.count };
+  return { def, problems, problemCount: 0 };
 }
 
 function parseField(raw: unknown, at: string, bad: (field: string, reason: string, message: string) => void, kept: ReadonlySet<string>): FieldDef | undefined {
@@ -122,9 +125,10 @@ function parseField(raw: unknown, at: string, bad: (field: string, reason: strin
   return { name: name as string, type: type as FieldType, nullable: nullable as boolean, unique: unique as boolean, default: dflt, values, references };
 }
 
-export function definitionError(problems: DefinitionProblem[]): ServiceError {
+export function definitionError(problems: DefinitionProblem[], problemCount = problems.length): ServiceError {
   const first = problems[0]!;
   const err = validationFailed(first.reasonCode, first.message, first.field);
   err.details.errors = problems;
+  err.details.errorCount = problemCount;
   return err;
 }

@@ -67,8 +67,10 @@ export const SCHEMA_SPECS = {
     return control(ctx, 'Schema', 'previewed', { action, entityName: plan.entityName, before: plan.before, after: plan.after, statements: plan.statements, fromVersion: head.version, toVersion: head.version + 1 });
   }),
   validate: schemaOp('Schema.Entities.Validate', async (ctx) => {
-    const { def, problems } = parseEntityDefinition(ctx.inv.body, ctx.scope!.publication.record.model);
-    return control(ctx, 'Schema', def === undefined ? 'invalid' : 'valid', { valid: def !== undefined, errors: problems });
+    const { def, problems, problemCount } = parseEntityDefinition(ctx.inv.body, ctx.scope!.publication.record.model);
+    return control(ctx, 'Schema', def === undefined ? 'invalid' : 'valid', def === undefined
+      ? { valid: false, errors: problems, errorCount: problemCount, truncated: problemCount > problems.length }
+      : { valid: true, errors: problems });
   }),
   metadata: schemaOp('Schema.Entities.Metadata', async (ctx) => {
     const pub = ctx.scope!.publication;

@@ -6,7 +6,7 @@ import { SqlParams } from '../../filter/to-sql.js';
 import { single } from '../envelopes.js';
 import type { OperationContext } from '../types.js';
 import { deleteSql, forceFlag } from './crud.js';
-import { insertRows, updateRow } from './insert.js';
+import { insertRowsAtomically, updateRow } from './insert.js';
 import { explainMissedWrite } from './row-lookup.js';
 import { entitySpec } from './spec.js';
 
@@ -40,7 +40,7 @@ function validateAll(ctx: OperationContext, items: unknown[], mode: 'create' | '
 
 export const batchCreateOp = entitySpec('BatchCreate', async (ctx) => {
   const rows = validateAll(ctx, batchArray(ctx, 'items'), 'create');
-  const created = await insertRows(ctx.services.db, ctx, ctx.entity!, rows);
+  const created = await insertRowsAtomically(ctx.services.db, ctx, ctx.entity!, rows);
   ctx.services.outbox.kick();
   return single(ctx, created, 201);
 });

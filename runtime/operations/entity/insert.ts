@@ -1,4 +1,4 @@
-import { quoteIdent, type SqlExecutor } from '../../../storage/index.js';
+import { MAX_SQL_PARAMS, quoteIdent, type SqlClient, type SqlExecutor } from '../../../storage/index.js';
 import type { CompiledEntity } from '../../entities/compiled-entity.js';
 import type { RowValues } from '../../entities/input.js';
 import { outboxCte } from '../../entities/outbox-cte.js';
@@ -6,13 +6,51 @@ import { mapEntitySqlError } from '../../entities/sql-error-map.js';
 import { SqlParams } from '../../filter/to-sql.js';
 import type { OperationContext } from '../types.js';
 
-/**
- * Inserts rows and their `created` outbox rows in one statement. Rows may
- * set different fields: a field a row omits takes the column DEFAULT.
- */
-export async function insertRows(db: SqlExecutor, ctx: OperationContext, entity: CompiledEntity, rows: readonly RowValues[]): Promise<Record<string, unknown>[]> {
+/** Parameters the outbox CTE adds to a statement (outbox-cte.ts uses 7), with room to spare. */
+const OUTBOX_PARAMS = 16;
+
+/** Every field any row sets, in first-seen order: the INSERT's column list. */
+function columnsOf(rows: readonly RowValues[]): string[] {
   const names: string[] = [];
   for (const r of rows) for (const f of r.fields) if (!names.includes(f.name)) names.push(f.name);
+  return names;
+}
+
+/**
+ * Rows per INSERT so that no statement passes MAX_SQL_PARAMS: 1,000 rows of
+ * 66 fields are 66,000 parameters, one statement cannot carry them.
+ */
+function rowsPerStatement(columns: number): number {
+  return Math.max(1, Math.floor((MAX_SQL_PARAMS - OUTBOX_PARAMS) / Math.max(1, columns)));
+}
+
+/**
+ * Inserts rows and their `created` outbox rows, all or nothing: one statement
+ * when the parameters fit, else several statements in one transaction.
+ */
+export async function insertRowsAtomically(db: SqlClient, ctx: OperationContext, entity: CompiledEntity, rows: readonly RowValues[]): Promise<Record<string, unknown>[]> {
+  if (rows.length <= rowsPerStatement(columnsOf(rows).length)) return insertRows(db, ctx, entity, rows);
+  return db.transaction((tx) => insertRows(tx, ctx, entity, rows));
+}
+
+/**
+ * Inserts rows and their `created` outbox rows, as many statements as the
+ * parameter limit needs (each writes its rows and their outbox rows
+ * together). More than one statement is atomic only inside a transaction:
+ * callers that may pass many rows use insertRowsAtomically. Rows may set
+ * different fields: a field a row omits takes the column DEFAULT.
+ */
+export async function insertRows(db: SqlExecutor, ctx: OperationContext, entity: CompiledEntity, rows: readonly RowValues[]): Promise<Record<string, unknown>[]> {
+  const names = columnsOf(rows);
+  const step = rowsPerStatement(names.length);
+  if (rows.length <= step) return insertStatement(db, ctx, entity, rows, names);
+  const out: Record<string, unknown>[] = [];
+  for (let i = 0; i < rows.length; i += step) out.push(...await insertStatement(db, ctx, entity, rows.slice(i, i + step), names));
+  return out;
+}
+
+/** One INSERT … RETURNING with its outbox CTE; `names` is the column list (a row without one of them takes its DEFAULT). */
+async function insertStatement(db: SqlExecutor, ctx: OperationContext, entity: CompiledEntity, rows: readonly RowValues[], names: readonly string[]): Promise<Record<string, unknown>[]> {
   const params = new SqlParams();
   let insert: string;
   if (names.length === 0) {
