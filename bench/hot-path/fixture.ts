@@ -77,7 +77,8 @@ export async function bootstrap(url: string, adminToken: string, rows: number): 
 export async function userToken(url: string, f: Fixture): Promise<string> {
   const a = await call('POST', `${url}/api/identity/login`, f.scopeHeaders, f.user);
   expect('login', a, 200);
-  const token = a.body.accessToken;
+  // Builds before the CONTRACT fix answered under `data` (BENCH_PREVIOUS_SERVER may be one).
+  const token = a.body.accessToken ?? a.body.data?.accessToken;
   if (typeof token !== 'string') throw new Error(`login: no accessToken in ${a.text.slice(0, 200)}`);
   return token;
 }

@@ -1,5 +1,5 @@
 export type WorkloadName = 'W1' | 'W2' | 'W3';
-export type TargetName = 'bare' | 'bare-prepared' | 'plinth-user' | 'plinth-admin';
+export type TargetName = 'bare' | 'bare-prepared' | 'plinth-user' | 'plinth-admin' | 'plinth-previous';
 
 export interface Measured {
   round: number;
@@ -45,14 +45,21 @@ export function formatReport(measured: Measured[], peakRss: Record<string, numbe
     `| workload | bare node:http + pg | bare, prepared | Plinth, granted user | ratio (target) | Plinth, admin |`,
     `|---|---:|---:|---:|---:|---:|`,
   ];
+  const previous = measured.some((m) => m.target === 'plinth-previous');
+  if (previous) {
+    lines[1] = lines[1]!.replace('| Plinth, admin |', '| Plinth, admin | previous build, granted user (ratio to bare) |');
+    lines[2] = lines[2]! + '---:|';
+  }
   for (const w of ['W1', 'W2', 'W3'] as const) {
     const bare = of('bare', w);
+    const prev = previous ? of('plinth-previous', w) : undefined;
+    const prevCell = !previous ? '' : ` ${fmt(prev)}${bare !== undefined && prev !== undefined ? ` (${(prev.reqPerSec / bare.reqPerSec).toFixed(2)}×)` : ''} |`;
     const prep = of('bare-prepared', w);
     const user = of('plinth-user', w);
     const admin = of('plinth-admin', w);
     const ratio = bare !== undefined && user !== undefined ? user.reqPerSec / bare.reqPerSec : NaN;
     const adminRatio = bare !== undefined && admin !== undefined ? ` (${(admin.reqPerSec / bare.reqPerSec).toFixed(2)}×)` : '';
-    lines.push(`| ${WORKLOAD_LABELS[w]} | ${fmt(bare)} | ${fmt(prep)} | ${fmt(user)} | **${ratio.toFixed(2)}×** (≥ ${TARGETS[w].toFixed(2)}) | ${fmt(admin)}${adminRatio} |`);
+    lines.push(`| ${WORKLOAD_LABELS[w]} | ${fmt(bare)} | ${fmt(prep)} | ${fmt(user)} | **${ratio.toFixed(2)}×** (≥ ${TARGETS[w].toFixed(2)}) | ${fmt(admin)}${adminRatio} |${prevCell}`);
   }
   lines.push('', `peak RSS (MB): ${Object.entries(peakRss).map(([k, v]) => `${k} ${v.toFixed(0)}`).join(', ')}`);
   lines.push(`req/s are medians of ${String(settings.rounds)} rounds of ${String(settings.durationS)} s after ${String(settings.warmupS)} s warm-up; wrk -t${String(settings.threads)} -c${String(settings.connections)}; commit ${String(settings.commit)}.`);

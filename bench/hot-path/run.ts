@@ -36,6 +36,8 @@ const cfg = {
   maxMinutes: intEnv('BENCH_MAX_MINUTES', 40, 1),
   adminDatabaseUrl: process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
   cpuProfileDir: process.env.BENCH_CPU_PROF_DIR ?? null,
+  /** Another build's entry point (e.g. a worktree of an older commit): measured as a granted user in the same rounds, for before/after ratios. */
+  previousScript: process.env.BENCH_PREVIOUS_SERVER ?? null,
   verbose: process.env.BENCH_VERBOSE === '1',
 };
 const SERVER_ENV_UNSET = ['DATABASE_URL', 'DATA_DIR', 'NATS_URL', 'PORT', 'HOST', 'GRPC_PORT', 'SERVICE_ADMIN_TOKEN', 'DB_POOL_SIZE'];
@@ -50,9 +52,9 @@ function peakRssMb(pid: number): number {
   return m === null ? 0 : Number(m[1]) / 1024;
 }
 
-function startPlinth(databaseUrl: string, grpcPort: number): Promise<ChildServer> {
+function startPlinth(databaseUrl: string, grpcPort: number, script = join(rootDir, 'dist', 'main.js')): Promise<ChildServer> {
   return startNodeServer({
-    name: 'plinth', script: join(rootDir, 'dist', 'main.js'), cwd: rootDir, host: HOST,
+    name: 'plinth', script, cwd: rootDir, host: HOST,
     env: { DATABASE_URL: databaseUrl, SERVICE_ADMIN_TOKEN: ADMIN_TOKEN, LOG_LEVEL: 'warn', DB_POOL_SIZE: String(cfg.pool), GRPC_PORT: String(grpcPort) },
     unsetEnv: SERVER_ENV_UNSET, startTimeoutMs: 90_000, verbose: cfg.verbose,
     ...(cfg.cpuProfileDir === null ? {} : { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${cfg.cpuProfileDir}`] }),
@@ -138,11 +140,14 @@ async function main(): Promise<number> {
     await spreadCreatedAt(db.url, schema);
     log(`seeded in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
 
-    const kinds = ['plinth', 'bare', 'bare-prepared'] as const;
+    const kinds: Array<'plinth' | 'plinth-previous' | 'bare' | 'bare-prepared'> = ['plinth', 'bare', 'bare-prepared'];
+    if (cfg.previousScript !== null) kinds.splice(1, 0, 'plinth-previous');
     for (let round = 0; round < cfg.rounds; round++) {
       const order = round % 2 === 0 ? kinds : [...kinds].reverse();
       for (const kind of order) {
-        current = kind === 'plinth' ? await startPlinth(db.url, await freePort(HOST)) : await startBaseline(db.url, schema, kind === 'bare-prepared');
+        current = kind === 'plinth' ? await startPlinth(db.url, await freePort(HOST))
+          : kind === 'plinth-previous' ? await startPlinth(db.url, await freePort(HOST), resolve(cfg.previousScript!))
+          : await startBaseline(db.url, schema, kind === 'bare-prepared');
         const runs: Array<{ target: TargetName; workload: WorkloadName; script: string }> = [];
         if (kind === 'plinth') {
           const token = await userToken(current.url, f);
@@ -151,6 +156,12 @@ async function main(): Promise<number> {
           const admin = scripts(tmp, f, ADMIN_TOKEN, `admin-r${round}`);
           runs.push({ target: 'plinth-user', workload: 'W1', script: user.W1 }, { target: 'plinth-user', workload: 'W2', script: user.W2 },
             { target: 'plinth-user', workload: 'W3', script: user.W3 }, { target: 'plinth-admin', workload: 'W1', script: admin.W1 });
+        } else if (kind === 'plinth-previous') {
+          const token = await userToken(current.url, f);
+          await probe(current.url, f, token);
+          const user = scripts(tmp, f, token, `previous-r${round}`);
+          runs.push({ target: 'plinth-previous', workload: 'W1', script: user.W1 }, { target: 'plinth-previous', workload: 'W2', script: user.W2 },
+            { target: 'plinth-previous', workload: 'W3', script: user.W3 });
         } else {
           await probe(current.url, f, null);
           const s = scripts(tmp, f, null, `${kind}-r${round}`);
@@ -162,7 +173,7 @@ async function main(): Promise<number> {
           measured.push({ round, ...r, ...m });
         }
         const rss = peakRssMb(current.pid);
-        const key = kind === 'plinth' ? 'plinth' : kind;
+        const key = kind;
         peakRss[key] = Math.max(peakRss[key] ?? 0, rss);
         await current.stop();
         current = undefined;
