@@ -238,6 +238,18 @@ forEachBackend('identity federation (OIDC)', (backend: Backend) => {
     expectError(await req('POST', '/api/identity/federation/start', { bearer: null, project: projectA, body: { provider: 'acme', redirectUri: 'https://evil.example/cb' } }), 422, 'VALIDATION_FAILED', 'Federation.RedirectUriMismatch');
   });
 
+  it('an unreachable provider answers 503 Federation.ProviderUnavailable (retryable), not a crash', async () => {
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise((resolve) => closed.close(resolve));
+    expectStatus(await req('PUT', `/api/projects/${projectB.id}/identity/providers/down`, { body: { ...providerBody(), issuer: `http://127.0.0.1:${port}` } }), 201, 'provider');
+    const r = await req('POST', '/api/identity/federation/start', { bearer: null, project: projectB, body: { provider: 'down' } });
+    expectError(r, 503, 'UNAVAILABLE', 'Federation.ProviderUnavailable');
+    assert.equal(r.body.error.retryable, true);
+    expectStatus(await req('DELETE', `/api/projects/${projectB.id}/identity/providers/down`), 204, 'delete');
+  });
+
   it('ID tokens with a bad signature, issuer, audience, nonce or expiry are refused', async () => {
     const d = await discover(op.issuer, true);
     const client = { issuer: op.issuer, clientId: CLIENT_ID, clientSecret: CLIENT_SECRET };
