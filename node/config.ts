@@ -74,6 +74,8 @@ export interface NodeConfig {
   actorIdleMs: number;
   /** WEBHOOK_ALLOW_PRIVATE_TARGETS: `true` lets outbound webhooks target loopback, link-local and private addresses. Default false. */
   webhookAllowPrivateTargets: boolean;
+  /** FEDERATION_ALLOW_PRIVATE_ISSUERS: `true` lets OIDC providers (issuer, token endpoint, JWKS) sit on loopback, link-local and private addresses, over http too. Default false. */
+  federationAllowPrivateIssuers: boolean;
   /** SERVICE_SECRETS_KEY: base64 of 32 bytes, the AES-256-GCM key for stored secrets. Unset: a key generated once and kept in the platform database. */
   secretsKey: Buffer | null;
   /** WEBHOOK_TIMEOUT_MS: per-attempt request timeout. Default 10 s. */
@@ -209,6 +211,7 @@ export function parseConfig(env: NodeJS.ProcessEnv = process.env): NodeConfig {
     retentionBatchPauseMs: int(env, 'RETENTION_BATCH_PAUSE_MS', 50, 0, 60_000),
     actorIdleMs: int(env, 'ACTOR_IDLE_MS', 300_000, 10, 86_400_000),
     webhookAllowPrivateTargets: bool(env, 'WEBHOOK_ALLOW_PRIVATE_TARGETS'),
+    federationAllowPrivateIssuers: bool(env, 'FEDERATION_ALLOW_PRIVATE_ISSUERS'),
     secretsKey: secretsKey(env),
     ...webhookTimes(env),
     realtimeMaxSubscriptionsPerProject: int(env, 'REALTIME_MAX_SUBSCRIPTIONS_PER_PROJECT', 1000, 1, 10_000_000),

@@ -53,6 +53,9 @@ export const STATIC_ROUTES: StaticRoute[] = [
   { method: 'GET', path: 'projects/:projectId/capability-grants', spec: I['Projects.CapabilityGrants.List']! },
   { method: 'POST', path: 'projects/:projectId/capability-grants', spec: I['Projects.CapabilityGrants.Create']! },
   { method: 'DELETE', path: 'projects/:projectId/capability-grants/:grantId', spec: I['Projects.CapabilityGrants.Delete']! },
+  { method: 'GET', path: 'projects/:projectId/identity/providers', spec: I['Projects.IdentityProviders.List']! },
+  { method: 'PUT', path: 'projects/:projectId/identity/providers/:name', spec: I['Projects.IdentityProviders.Put']! },
+  { method: 'DELETE', path: 'projects/:projectId/identity/providers/:name', spec: I['Projects.IdentityProviders.Delete']! },
 
   { method: 'GET', path: 'ProjectRecord', spec: PROJECT_SPECS.recordList },
   { method: 'POST', path: 'ProjectRecord', spec: PROJECT_SPECS.recordCreate },
@@ -111,6 +114,8 @@ export const STATIC_ROUTES: StaticRoute[] = [
   { method: 'GET', path: 'identity/me', spec: I['Identity.Me']! },
   { method: 'GET', path: 'identity/sessions', spec: I['Identity.Sessions.List']! },
   { method: 'DELETE', path: 'identity/sessions/:sessionId', spec: I['Identity.Sessions.Revoke']! },
+  { method: 'POST', path: 'identity/federation/start', spec: I['Identity.Federation.Start']! },
+  { method: 'POST', path: 'identity/federation/callback', spec: I['Identity.Federation.Callback']! },
 
   { method: 'GET', path: 'realtime/sse', spec: REALTIME_SPECS.sse },
   { method: 'POST', path: 'realtime/token', spec: REALTIME_SPECS.token },

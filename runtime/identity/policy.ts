@@ -7,6 +7,8 @@ export interface IdentityPolicy {
   readonly refreshReuseGraceMs: number;
   /** Failed-login counters of this node. */
   readonly throttle: LoginThrottle;
+  /** FEDERATION_ALLOW_PRIVATE_ISSUERS: OIDC providers may sit on private addresses and use http. Absent: false. */
+  readonly federationAllowPrivateIssuers?: boolean;
 }
 
 export const DEFAULT_REFRESH_REUSE_GRACE_MS = 10_000;

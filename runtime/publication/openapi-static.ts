@@ -11,7 +11,7 @@ import { EVENTS_OUT_OPS, EVENTS_OUT_SCHEMA_NAMES, EVENTS_OUT_TAGS, eventsOutPara
 
 export const STATIC_SCHEMA_NAMES = [
   'IdentityCredentials', 'IdentityRegistered', 'IdentityRefreshInput', 'IdentityTokens', 'IdentityMe', 'IdentitySession',
-  'IdentitySessionList', 'Event', 'EventSingle', 'EventList', 'EventFilter', ...EVENTS_OUT_SCHEMA_NAMES,
+  'IdentitySessionList', 'IdentityFederationStartInput', 'IdentityFederationStarted', 'IdentityFederationCallbackInput', 'Event', 'EventSingle', 'EventList', 'EventFilter', ...EVENTS_OUT_SCHEMA_NAMES,
 ] as const;
 
 const str = (description?: string): Json => (description === undefined ? { type: 'string' } : { type: 'string', description });
@@ -41,7 +41,12 @@ export function staticSchemas(): Json {
     IdentityMe: singleEnvelope({
       type: 'object',
       required: ['subjectId', 'email', 'projectId', 'roles'],
-      properties: { subjectId: str(), email: { type: 'string', format: 'email' }, projectId: str(), roles: { type: 'array', items: str() } },
+      properties: {
+        subjectId: str(),
+        email: { type: ['string', 'null'], format: 'email', description: 'Null for a federated subject whose provider sent no e-mail claim.' },
+        projectId: str(),
+        roles: { type: 'array', items: str() },
+      },
     }),
     IdentitySession: {
       type: 'object',
@@ -59,6 +64,30 @@ export function staticSchemas(): Json {
       type: 'object',
       required: ['data', 'meta'],
       properties: { data: { type: 'array', items: schemaRef('IdentitySession') }, meta: schemaRef('Meta') },
+    },
+    IdentityFederationStartInput: {
+      type: 'object',
+      required: ['provider'],
+      additionalProperties: false,
+      properties: {
+        provider: str('Name of an identity provider configured for the project.'),
+        redirectUri: str('Optional; when given it must be the redirect URI configured for the provider.'),
+      },
+    },
+    IdentityFederationStarted: singleEnvelope({
+      type: 'object',
+      required: ['url', 'authorizationUrl', 'state'],
+      properties: {
+        url: str('Where to send the browser: the provider\'s authorization endpoint with PKCE (S256), nonce and state.'),
+        authorizationUrl: str('Same as `url`.'),
+        state: str('Single use, valid 10 minutes; comes back on the redirect and goes to `/identity/federation/callback`.'),
+      },
+    }),
+    IdentityFederationCallbackInput: {
+      type: 'object',
+      required: ['provider', 'code', 'state'],
+      additionalProperties: false,
+      properties: { provider: str(), code: str('The `code` query parameter of the redirect.'), state: str('The `state` query parameter of the redirect.') },
     },
     Event: {
       type: 'object',
@@ -141,6 +170,8 @@ const STATIC_OPS: StaticOp[] = [
   { method: 'get', path: '/identity/me', operationId: 'Identity.Me', tag: 'Identity', summary: 'The calling actor', status: 200, response: 'IdentityMe', errors: [400, 401] },
   { method: 'get', path: '/identity/sessions', operationId: 'Identity.Sessions.List', tag: 'Identity', summary: 'Sessions of the calling subject', status: 200, response: 'IdentitySessionList', errors: [400, 401] },
   { method: 'delete', path: '/identity/sessions/{sessionId}', operationId: 'Identity.Sessions.Revoke', tag: 'Identity', summary: 'Revoke a session of the calling subject', params: ['SessionId'], status: 204, errors: [400, 401, 403, 404] },
+  { method: 'post', path: '/identity/federation/start', operationId: 'Identity.Federation.Start', tag: 'Identity', summary: 'Start an OpenID Connect login with a provider configured for the project', open: true, body: 'IdentityFederationStartInput', status: 200, response: 'IdentityFederationStarted', noStore: true, errors: [400, 404, 422] },
+  { method: 'post', path: '/identity/federation/callback', operationId: 'Identity.Federation.Callback', tag: 'Identity', summary: 'Finish an OpenID Connect login: exchange the code, verify the ID token, open a session', open: true, body: 'IdentityFederationCallbackInput', status: 200, response: 'IdentityTokens', noStore: true, errors: [400, 401, 404, 422] },
   { method: 'get', path: '/events', operationId: 'Events.List', tag: 'Events', auth: 'admin', summary: 'Page through the event log', params: ['EventFilter', 'PageSize', 'Cursor'], status: 200, response: 'EventList', errors: [400, 401, 403, 422, 429] },
   { method: 'get', path: '/events/tail', operationId: 'Events.Tail', tag: 'Events', auth: 'admin', summary: 'Follow the event log as Server-Sent Events (`event: service.event`, `data`: the event envelope; resume with Last-Event-ID)', params: ['LastEventIdHeader', 'LastEventIdQuery'], status: 200, stream: true, sse: { event: 'service.event', data: 'Event' }, errors: [401, 403, 422] },
   { method: 'get', path: '/events/{id}', operationId: 'Events.Read', tag: 'Events', auth: 'admin', summary: 'Read one event', params: ['EventId'], status: 200, response: 'EventSingle', errors: [400, 401, 403, 404] },

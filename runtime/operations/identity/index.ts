@@ -1,4 +1,5 @@
 import type { OperationSpec } from '../types.js';
+import { FEDERATION_SPECS } from './federation.js';
 import { createGrantSpec, deleteGrantSpec, listGrantsSpec } from './grants.js';
 import { loginSpec, refreshSpec, registerSpec } from './register-login.js';
 import { listSessionsSpec, meSpec, revokeSessionSpec } from './sessions.js';
@@ -14,6 +15,7 @@ import { listSessionsSpec, meSpec, revokeSessionSpec } from './sessions.js';
  *   POST   /api/projects/{projectId}/capability-grants         Projects.CapabilityGrants.Create
  *   GET    /api/projects/{projectId}/capability-grants         Projects.CapabilityGrants.List
  *   DELETE /api/projects/{projectId}/capability-grants/{grantId} Projects.CapabilityGrants.Delete
+ *   federation (OIDC) routes: see ./federation.ts
  */
 export const IDENTITY_SPECS = {
   'Identity.Register': registerSpec,
@@ -25,6 +27,7 @@ export const IDENTITY_SPECS = {
   'Projects.CapabilityGrants.Create': createGrantSpec,
   'Projects.CapabilityGrants.List': listGrantsSpec,
   'Projects.CapabilityGrants.Delete': deleteGrantSpec,
+  ...FEDERATION_SPECS,
 } as const satisfies Record<string, OperationSpec>;
 
 export type IdentityOperationId = keyof typeof IDENTITY_SPECS;

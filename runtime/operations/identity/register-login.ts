@@ -124,7 +124,7 @@ async function checkAndOpenSession(ctx: OperationContext, password: string, emai
   const project = projectOf(ctx);
   const { throttle } = identityPolicy(ctx.services);
   const db = ctx.services.db;
-  const found = email === null ? undefined : (await db.query<{ id: string; password_hash: string; state: string }>(
+  const found = email === null ? undefined : (await db.query<{ id: string; password_hash: string | null; state: string }>(
     'SELECT id::text AS id, password_hash, state FROM plinth.identity_subjects WHERE project_id = $1 AND email = $2',
     [project.id, email],
   )).rows[0];
@@ -132,21 +132,30 @@ async function checkAndOpenSession(ctx: OperationContext, password: string, emai
   // so the answer takes as long as a wrong password and reads the same.
   const usable = password.length >= 1 && password.length <= PASSWORD_MAX_LENGTH;
   const ok = await verifyPassword(usable ? password : '', found?.password_hash ?? (await dummyPasswordHash()));
-  if (found === undefined || !usable || !ok || found.state !== 'active') {
+  if (found === undefined || found.password_hash === null || !usable || !ok || found.state !== 'active') {
     throttle.failed(account, address);
     throw invalidCredentials();
   }
   throttle.succeeded(account);
+  return openSession(ctx, found.id);
+}
 
+/**
+ * Opens a session for an authenticated subject of the scope's project and
+ * answers login's top-level token pair (also used by federation/callback).
+ */
+export async function openSession(ctx: OperationContext, subjectId: string): Promise<Result> {
+  const project = projectOf(ctx);
+  const db = ctx.services.db;
   const key = await projectSigningKey(db, project.id);
   const sessionId = randomUUID();
   const refreshToken = newRefreshToken(key, sessionId);
   await db.query(
     `INSERT INTO plinth.identity_sessions (id, project_id, subject_id, refresh_hash, expires_at)
      VALUES ($1, $2, $3, $4, now() + $5::int * interval '1 second')`,
-    [sessionId, project.id, found.id, refreshTokenHash(refreshToken), SESSION_TTL_SECONDS],
+    [sessionId, project.id, subjectId, refreshTokenHash(refreshToken), SESSION_TTL_SECONDS],
   );
-  return tokenAnswer(ctx, key, found.id, sessionId, refreshToken);
+  return tokenAnswer(ctx, key, subjectId, sessionId, refreshToken);
 }
 
 const invalidRefresh = (): ServiceError => unauthorized('Identity.InvalidRefreshToken', 'the refresh token is invalid, expired or revoked');

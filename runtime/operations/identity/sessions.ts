@@ -25,8 +25,10 @@ export const meSpec: OperationSpec = {
     const { actor } = ctx;
     if (actor.kind !== 'user') return single(ctx, { kind: actor.kind, label: actor.label, roles: [...actor.roles] });
     const project = ctx.scope!.project;
-    const row = (await ctx.services.db.query<{ email: string }>(
-      "SELECT email FROM plinth.identity_subjects WHERE id = $1 AND project_id = $2 AND state = 'active'",
+    // A federated subject's address is the e-mail claim on its most recently used link.
+    const row = (await ctx.services.db.query<{ email: string | null }>(
+      `SELECT coalesce(u.email, (SELECT l.email FROM plinth.identity_federated_links l WHERE l.subject_id = u.id ORDER BY l.last_login_at DESC LIMIT 1)) AS email
+         FROM plinth.identity_subjects u WHERE u.id = $1 AND u.project_id = $2 AND u.state = 'active'`,
       [actor.subjectId, project.id],
     )).rows[0];
     if (row === undefined) throw unauthorized('Identity.SubjectNotFound', 'the account behind this token no longer exists');

@@ -1,0 +1,184 @@
+/**
+ * Identity federation (OpenID Connect, authorization-code flow with PKCE):
+ *   PUT    /api/projects/{projectId}/identity/providers/{name}  admin: configure a provider
+ *   GET    /api/projects/{projectId}/identity/providers         admin: list (no secrets)
+ *   DELETE /api/projects/{projectId}/identity/providers/{name}  admin
+ *   POST   /api/identity/federation/start     { provider, redirectUri? } → { url, authorizationUrl, state }
+ *   POST   /api/identity/federation/callback  { provider, code, state }  → login's token pair
+ * Decisions in docs/identity.md "Federation (OIDC)".
+ */
+import { notFound, ServiceError, unauthorized, validationFailed } from '../../errors/service-error.js';
+import { authorizationUrl, checkProviderUrl, discover, exchangeCode, forgetDiscovery, newAuthorizationSecrets, verifyIdToken, type OidcClient } from '../../identity/federation-oidc.js';
+import { deleteProvider, listProviders, providerRecord, provisionSubject, readProvider, saveState, takeState, upsertProvider, type ProviderRow } from '../../identity/federation-store.js';
+import { identityPolicy } from '../../identity/policy.js';
+import type { SecretStore } from '../../secrets/index.js';
+import { noContent, single } from '../envelopes.js';
+import { noGrants, type OperationContext, type OperationSpec } from '../types.js';
+import { normalizeEmail, objectBody } from './body.js';
+import { pathProject } from './grants.js';
+import { openSession } from './register-login.js';
+
+const NAME_RE = /^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$/;
+const SCOPE_RE = /^[\x21\x23-\x5B\x5D-\x7E]{1,64}$/;
+const DEFAULT_SCOPES = ['openid', 'email', 'profile'];
+
+const allowPrivate = (ctx: OperationContext): boolean => identityPolicy(ctx.services).federationAllowPrivateIssuers === true;
+
+/** The platform secret store (it runs with the webhook machinery); without it federation answers 503. */
+function secretsOf(ctx: OperationContext): SecretStore {
+  const secrets = ctx.services.webhooks?.secrets;
+  if (secrets === undefined) throw new ServiceError('UNAVAILABLE', 'Federation.Unavailable', 'the platform secret store is not running on this node');
+  return secrets;
+}
+
+const providerNotFound = (): ServiceError => notFound('Federation.ProviderNotFound', 'no identity provider with this name in the project');
+
+function providerName(value: unknown, field = 'provider'): string {
+  if (typeof value !== 'string' || !NAME_RE.test(value)) throw validationFailed('Federation.InvalidProvider', `${field} must be a provider name (letters, digits, '_' and '-', at most 63)`, field);
+  return value;
+}
+
+function boundedString(value: unknown, field: string, max: number): string {
+  if (typeof value !== 'string' || value.length === 0 || value.length > max) throw validationFailed('Federation.InvalidBody', `${field} must be a string of 1 to ${max} characters`, field);
+  return value;
+}
+
+function redirectUri(value: unknown): string {
+  const text = boundedString(value, 'redirectUri', 2048);
+  let u: URL;
+  try {
+    u = new URL(text);
+  } catch {
+    throw validationFailed('Federation.InvalidUrl', 'redirectUri must be an absolute URL', 'redirectUri');
+  }
+  if (u.hash !== '') throw validationFailed('Federation.InvalidUrl', 'redirectUri must not have a fragment', 'redirectUri');
+  return text;
+}
+
+/** `PUT /api/projects/{projectId}/identity/providers/{name}` → 201 created or 200 replaced; never the secret. */
+export const putProviderSpec: OperationSpec = {
+  id: 'Projects.IdentityProviders.Put',
+  authn: 'admin',
+  scope: 'none',
+  grants: noGrants,
+  async execute(ctx) {
+    const projectId = await pathProject(ctx);
+    const name = providerName(ctx.inv.params.name, 'name');
+    const body = objectBody(ctx.inv.body, ['issuer', 'clientId', 'clientSecret', 'redirectUri', 'scopes'], 'Federation');
+    const issuer = boundedString(body.issuer, 'issuer', 2048);
+    await checkProviderUrl(issuer, allowPrivate(ctx), 'issuer');
+    const clientId = boundedString(body.clientId, 'clientId', 255);
+    const clientSecret = body.clientSecret === undefined ? null : boundedString(body.clientSecret, 'clientSecret', 1024);
+    let scopes = DEFAULT_SCOPES;
+    if (body.scopes !== undefined) {
+      if (!Array.isArray(body.scopes) || body.scopes.length > 20 || !body.scopes.every((s) => typeof s === 'string' && SCOPE_RE.test(s))) {
+        throw validationFailed('Federation.InvalidScopes', 'scopes must be an array of at most 20 OAuth scope tokens', 'scopes');
+      }
+      // `openid` makes it an OIDC request (an ID token comes back); it is always asked for.
+      scopes = ['openid', ...new Set((body.scopes as string[]).filter((s) => s !== 'openid'))];
+    }
+    const saved = await upsertProvider(ctx.services.db, secretsOf(ctx), projectId, name, { issuer, clientId, clientSecret, redirectUri: redirectUri(body.redirectUri), scopes });
+    if (saved === null) throw validationFailed('Federation.ClientSecretRequired', 'clientSecret is required when the provider is created', 'clientSecret');
+    forgetDiscovery(issuer);
+    return single(ctx, providerRecord(saved.row), saved.created ? 201 : 200);
+  },
+};
+
+/** `GET /api/projects/{projectId}/identity/providers` → 200 the project's providers, by name. */
+export const listProvidersSpec: OperationSpec = {
+  id: 'Projects.IdentityProviders.List',
+  authn: 'admin',
+  scope: 'none',
+  grants: noGrants,
+  async execute(ctx) {
+    const projectId = await pathProject(ctx);
+    return single(ctx, (await listProviders(ctx.services.db, projectId)).map(providerRecord));
+  },
+};
+
+/** `DELETE /api/projects/{projectId}/identity/providers/{name}` → 204; pending authorizations of it end. */
+export const deleteProviderSpec: OperationSpec = {
+  id: 'Projects.IdentityProviders.Delete',
+  authn: 'admin',
+  scope: 'none',
+  grants: noGrants,
+  async execute(ctx) {
+    const projectId = await pathProject(ctx);
+    const name = ctx.inv.params.name ?? '';
+    if (!NAME_RE.test(name) || !(await deleteProvider(ctx.services.db, projectId, name))) throw providerNotFound();
+    return noContent;
+  },
+};
+
+async function projectProvider(ctx: OperationContext, name: string): Promise<ProviderRow> {
+  const row = await readProvider(ctx.services.db, ctx.scope!.project.id, name);
+  if (row === undefined) throw providerNotFound();
+  return row;
+}
+
+/**
+ * `POST /api/identity/federation/start` `{ provider, redirectUri? }` →
+ * 200 `{ data: { url, authorizationUrl, state, expiresAt } }`. The redirect
+ * URI, when given, must be the configured one (no open redirect).
+ */
+export const federationStartSpec: OperationSpec = {
+  id: 'Identity.Federation.Start',
+  authn: 'public',
+  scope: 'project',
+  grants: noGrants,
+  async execute(ctx) {
+    const body = objectBody(ctx.inv.body, ['provider', 'redirectUri'], 'Federation');
+    const p = await projectProvider(ctx, providerName(body.provider));
+    if (body.redirectUri !== undefined && body.redirectUri !== p.redirect_uri) {
+      throw validationFailed('Federation.RedirectUriMismatch', 'redirectUri must be the one configured for the provider', 'redirectUri');
+    }
+    const d = await discover(p.issuer, allowPrivate(ctx));
+    const s = newAuthorizationSecrets();
+    await saveState(ctx.services.db, ctx.scope!.project.id, p.name, s.state, { codeVerifier: s.codeVerifier, nonce: s.nonce, redirectUri: p.redirect_uri });
+    const url = authorizationUrl(d, { clientId: p.client_id, redirectUri: p.redirect_uri, scopes: p.scopes.split(' '), state: s.state, nonce: s.nonce, codeChallenge: s.codeChallenge });
+    return single(ctx, { url, authorizationUrl: url, state: s.state }, 200, { 'Cache-Control': 'no-store' });
+  },
+};
+
+const invalidState = (): ServiceError => unauthorized('Federation.InvalidState', 'the state is unknown, already used, expired, or belongs to another project or provider');
+
+/**
+ * `POST /api/identity/federation/callback` `{ provider, code, state }` →
+ * 200 `{ accessToken, refreshToken, expiresAt, sessionId }` (login's shape).
+ * The state is consumed first, so a failed exchange cannot be retried with it.
+ */
+export const federationCallbackSpec: OperationSpec = {
+  id: 'Identity.Federation.Callback',
+  authn: 'public',
+  scope: 'project',
+  grants: noGrants,
+  async execute(ctx) {
+    const body = objectBody(ctx.inv.body, ['provider', 'code', 'state'], 'Federation');
+    const name = providerName(body.provider);
+    const code = boundedString(body.code, 'code', 2048);
+    const state = boundedString(body.state, 'state', 512);
+    const project = ctx.scope!.project;
+    const p = await projectProvider(ctx, name);
+    const pending = await takeState(ctx.services.db, project.id, name, state);
+    if (pending === null) throw invalidState();
+    const secret = await secretsOf(ctx).get(ctx.services.db, p.secret_id);
+    if (secret === null) throw new Error(`identity provider ${name} lost its client secret`);
+    const client: OidcClient = { issuer: p.issuer, clientId: p.client_id, clientSecret: secret };
+    const priv = allowPrivate(ctx);
+    const d = await discover(p.issuer, priv);
+    const idToken = await exchangeCode(d, client, { code, redirectUri: pending.redirectUri, codeVerifier: pending.codeVerifier }, priv);
+    const claims = await verifyIdToken(d, client, idToken, pending.nonce, priv);
+    const email = normalizeEmail(claims.email);
+    const { subjectId, active } = await provisionSubject(ctx.services.db, project.id, name, p.issuer, claims.sub, email);
+    if (!active) throw unauthorized('Federation.SubjectInactive', 'the account linked to this provider user is not active');
+    return openSession(ctx, subjectId);
+  },
+};
+
+export const FEDERATION_SPECS = {
+  'Projects.IdentityProviders.Put': putProviderSpec,
+  'Projects.IdentityProviders.List': listProvidersSpec,
+  'Projects.IdentityProviders.Delete': deleteProviderSpec,
+  'Identity.Federation.Start': federationStartSpec,
+  'Identity.Federation.Callback': federationCallbackSpec,
+} as const satisfies Record<string, OperationSpec>;

@@ -1,0 +1,2 @@
+// oidc-provider ships no types (its @types package lags the major); the federation test uses it untyped.
+declare module 'oidc-provider';
