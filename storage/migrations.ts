@@ -264,6 +264,18 @@ const MIGRATIONS: Migration[] = [
       `CREATE INDEX webhook_deliveries_finished_idx ON ${S}.webhook_deliveries (updated_at) WHERE state IN ('Succeeded', 'DeadLettered')`,
     ],
   },
+  {
+    // 7 and 8: API keys and OIDC federation (merged from their own branches).
+    version: 9,
+    name: 'identity management: subject claims, deactivation time, listing index',
+    statements: [
+      // Claims are carried in access tokens issued afterwards (runtime/identity/claims.ts bounds them).
+      `ALTER TABLE ${S}.identity_subjects ADD COLUMN claims jsonb NOT NULL DEFAULT '{}'::jsonb`,
+      `ALTER TABLE ${S}.identity_subjects ADD COLUMN deactivated_at timestamptz NULL`,
+      // GET /api/IdentityManagement/subjects pages a project's subjects in (created_at, id) order.
+      `CREATE INDEX identity_subjects_listing_idx ON ${S}.identity_subjects (project_id, created_at, id)`,
+    ],
+  },
 ];
 
 export const LATEST_PLATFORM_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;
