@@ -9,6 +9,10 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import WebSocket from 'ws';
+import { compileErrors, validate } from '@readme/openapi-parser';
+import { STATIC_ROUTES } from '../../adapters/rest/routes.js';
+import { EMPTY_MODEL } from '../../runtime/publication/model.js';
+import { buildOpenApiDocument } from '../../runtime/publication/openapi.js';
 import { bootstrapProject, Client } from '../support/client.js';
 import { expectError, expectStatus, type Json } from '../support/expect.js';
 import { NatsCluster, natsServerAvailable } from '../support/nats-cluster.js';
@@ -268,5 +272,27 @@ describe('identity management in cluster mode', { skip: clusterReady ? false : '
     const elapsed = Date.now() - started;
     expectError(reply, 401, 'UNAUTHORIZED', 'Auth.InvalidToken');
     assert.ok(elapsed < 1_500, `node B refused only after ${elapsed} ms (the cache bound, not the bus)`);
+  });
+});
+
+describe('identity management in the OpenAPI document', () => {
+  const doc = buildOpenApiDocument({ model: EMPTY_MODEL, publicationVersion: 1, tenantSlug: 'acme', projectSlug: 'shop', basePath: '/api' }) as Json;
+
+  it('documents every /IdentityManagement route with its operation id, admin-only, and still validates', async () => {
+    const routes = STATIC_ROUTES.filter((r) => r.path.startsWith('IdentityManagement/'));
+    assert.equal(routes.length, 5);
+    for (const r of routes) {
+      const path = `/${r.path.replace(/:(\w+)/g, '{$1}')}`;
+      const op = doc.paths[path]?.[r.method.toLowerCase()];
+      assert.ok(op, `${r.method} ${path} is documented`);
+      assert.equal(op.operationId, r.spec.id);
+      assert.equal(r.spec.authn, 'admin');
+      assert.deepEqual(op.security, [{ adminToken: [], tenantHeader: [], projectHeader: [] }]);
+      assert.ok(op.responses['403'], `${path} documents 403`);
+    }
+    const subject = doc.components.schemas.IdentitySubject;
+    assert.ok(!Object.keys(subject.properties).some((k) => /password|hash/i.test(k)));
+    const result = await validate(JSON.parse(JSON.stringify(doc)));
+    assert.equal(result.valid, true, result.valid ? '' : compileErrors(result));
   });
 });
