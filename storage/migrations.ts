@@ -307,6 +307,18 @@ const MIGRATIONS: Migration[] = [
       `CREATE INDEX identity_federated_links_subject_idx ON ${S}.identity_federated_links (subject_id)`,
     ],
   },
+  {
+    // 7 is API keys (merged from its own branch).
+    version: 9,
+    name: 'identity management: subject claims, deactivation time, listing index',
+    statements: [
+      // Claims are carried in access tokens issued afterwards (runtime/identity/claims.ts bounds them).
+      `ALTER TABLE ${S}.identity_subjects ADD COLUMN claims jsonb NOT NULL DEFAULT '{}'::jsonb`,
+      `ALTER TABLE ${S}.identity_subjects ADD COLUMN deactivated_at timestamptz NULL`,
+      // GET /api/IdentityManagement/subjects pages a project's subjects in (created_at, id) order.
+      `CREATE INDEX identity_subjects_listing_idx ON ${S}.identity_subjects (project_id, created_at, id)`,
+    ],
+  },
 ];
 
 export const LATEST_PLATFORM_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

@@ -117,6 +117,12 @@ export const STATIC_ROUTES: StaticRoute[] = [
   { method: 'POST', path: 'identity/federation/start', spec: I['Identity.Federation.Start']! },
   { method: 'POST', path: 'identity/federation/callback', spec: I['Identity.Federation.Callback']! },
 
+  { method: 'GET', path: 'IdentityManagement/subjects', spec: I['IdentityManagement.Subjects.List']! },
+  { method: 'GET', path: 'IdentityManagement/subjects/:id', spec: I['IdentityManagement.Subjects.Read']! },
+  { method: 'PUT', path: 'IdentityManagement/subjects/:id/claims', spec: I['IdentityManagement.Subjects.PutClaims']! },
+  { method: 'POST', path: 'IdentityManagement/subjects/:id/deactivate', spec: I['IdentityManagement.Subjects.Deactivate']! },
+  { method: 'GET', path: 'IdentityManagement/memberships', spec: I['IdentityManagement.Memberships.List']! },
+
   { method: 'GET', path: 'realtime/sse', spec: REALTIME_SPECS.sse },
   { method: 'POST', path: 'realtime/token', spec: REALTIME_SPECS.token },
 

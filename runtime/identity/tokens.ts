@@ -3,6 +3,7 @@ import { decodeJwt, jwtVerify, SignJWT } from 'jose';
 import type { SqlExecutor } from '../../storage/index.js';
 import type { Actor } from '../operations/types.js';
 import type { TokenVerifier } from '../services.js';
+import { claimsOf, type Claims } from './claims.js';
 import { ACCESS_TOKEN_TTL_SECONDS, AUTHENTICATED_ROLE, TOKEN_ISSUER } from './constants.js';
 import { cachedProjectSigningKey, existingProjectSigningKey, UUID_RE } from './keys.js';
 import { revokedSessions, type RevokedSessions } from './revocations.js';
@@ -18,6 +19,8 @@ export interface AccessTokenClaims {
   projectId: string;
   subjectId: string;
   sessionId: string;
+  /** The subject's claims when the token is issued (`claims` in the payload; omitted when empty). */
+  claims?: Claims;
 }
 
 export interface SignedAccessToken {
@@ -29,7 +32,8 @@ export interface SignedAccessToken {
 /** Signs an access token (JWT HS256) with the project's key. `nowSeconds` is for tests. */
 export async function signAccessToken(key: Uint8Array, claims: AccessTokenClaims, nowSeconds = Math.floor(Date.now() / 1000)): Promise<SignedAccessToken> {
   const exp = nowSeconds + ACCESS_TOKEN_TTL_SECONDS;
-  const token = await new SignJWT({ sid: claims.sessionId, role: AUTHENTICATED_ROLE })
+  const custom = claims.claims !== undefined && Object.keys(claims.claims).length > 0 ? { claims: claims.claims } : {};
+  const token = await new SignJWT({ sid: claims.sessionId, role: AUTHENTICATED_ROLE, ...custom })
     .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
     .setIssuer(TOKEN_ISSUER)
     .setAudience(claims.projectId)
@@ -86,12 +90,14 @@ export class JwtTokenVerifier implements TokenVerifier {
         audience: aud,
         requiredClaims: ['sub', 'sid', 'exp', 'iat'],
       });
-      const { sub, sid, role, exp } = payload as { sub?: unknown; sid?: unknown; role?: unknown; exp?: unknown };
+      const { sub, sid, role, exp, claims } = payload as { sub?: unknown; sid?: unknown; role?: unknown; exp?: unknown; claims?: unknown };
       if (typeof sub !== 'string' || !UUID_RE.test(sub)) return null;
       if (typeof sid !== 'string' || !UUID_RE.test(sid)) return null;
       if (role !== AUTHENTICATED_ROLE || typeof exp !== 'number') return null;
       // Shared by every request that presents this token: frozen so none can change it for the others.
-      const actor: Actor = Object.freeze({ kind: 'user', label: `user:${sub}`, subjectId: sub, projectId: aud, sessionId: sid, roles: Object.freeze([AUTHENTICATED_ROLE]) });
+      const actor: Actor = Object.freeze({
+        kind: 'user', label: `user:${sub}`, subjectId: sub, projectId: aud, sessionId: sid, roles: Object.freeze([AUTHENTICATED_ROLE]), claims: Object.freeze(claimsOf(claims)),
+      });
       this.verified.put(token, actor, exp * 1000, key);
       return actor;
     } catch {

@@ -13,10 +13,18 @@ export interface Actor {
   projectId: string | null;
   sessionId: string | null;
   roles: readonly string[];
+  /**
+   * The subject's claims as carried by its access token (set by the admin,
+   * runtime/identity/claims.ts); row policies read them as
+   * `{ "$actor": "claims.<name>" }`. Empty for admin and anonymous.
+   */
+  claims: Readonly<Record<string, string>>;
 }
 
-export const ANONYMOUS: Actor = { kind: 'anonymous', label: 'anonymous', subjectId: null, projectId: null, sessionId: null, roles: [] };
-export const PLATFORM_ADMIN: Actor = { kind: 'admin', label: 'platform-admin', subjectId: null, projectId: null, sessionId: null, roles: ['platform-admin'] };
+const NONE: Readonly<Record<string, string>> = Object.freeze({});
+
+export const ANONYMOUS: Actor = { kind: 'anonymous', label: 'anonymous', subjectId: null, projectId: null, sessionId: null, roles: [], claims: NONE };
+export const PLATFORM_ADMIN: Actor = { kind: 'admin', label: 'platform-admin', subjectId: null, projectId: null, sessionId: null, roles: ['platform-admin'], claims: NONE };
 
 export interface TenantRow { id: string; slug: string; name: string; state: string; createdAt: string; updatedAt: string }
 export interface ProjectRow { id: string; tenantId: string; slug: string; name: string; parentProjectId: string | null; state: string; settings: Record<string, unknown>; createdAt: string; updatedAt: string }

@@ -8,10 +8,14 @@ import {
   scopeOnlySecurity, singleEnvelope, type Json,
 } from './openapi-components.js';
 import { EVENTS_OUT_OPS, EVENTS_OUT_SCHEMA_NAMES, EVENTS_OUT_TAGS, eventsOutParameters, eventsOutSchemas } from './openapi-events-out.js';
+import {
+  IDENTITY_MANAGEMENT_OPS, IDENTITY_MANAGEMENT_SCHEMA_NAMES, IDENTITY_MANAGEMENT_TAGS, identityManagementParameters, identityManagementSchemas,
+} from './openapi-identity-management.js';
 
 export const STATIC_SCHEMA_NAMES = [
   'IdentityCredentials', 'IdentityRegistered', 'IdentityRefreshInput', 'IdentityTokens', 'IdentityMe', 'IdentitySession',
   'IdentitySessionList', 'IdentityFederationStartInput', 'IdentityFederationStarted', 'IdentityFederationCallbackInput', 'Event', 'EventSingle', 'EventList', 'EventFilter', ...EVENTS_OUT_SCHEMA_NAMES,
+  ...IDENTITY_MANAGEMENT_SCHEMA_NAMES,
 ] as const;
 
 const str = (description?: string): Json => (description === undefined ? { type: 'string' } : { type: 'string', description });
@@ -119,6 +123,7 @@ export function staticSchemas(): Json {
       },
     },
     ...eventsOutSchemas(),
+    ...identityManagementSchemas(),
   };
 }
 
@@ -131,6 +136,7 @@ export function staticParameters(): Json {
       schema: { type: 'string', contentMediaType: 'application/json', contentSchema: schemaRef('EventFilter') },
     },
     ...eventsOutParameters(),
+    ...identityManagementParameters(),
   };
 }
 
@@ -209,7 +215,7 @@ function successResponse(s: StaticOp): Json {
 
 /** Path items of the static routes, in a fixed order. */
 export function staticPaths(): Array<{ path: string; method: string; operation: Json }> {
-  return [...STATIC_OPS, ...EVENTS_OUT_OPS].map((s) => {
+  return [...STATIC_OPS, ...IDENTITY_MANAGEMENT_OPS, ...EVENTS_OUT_OPS].map((s) => {
     const op: Json = { operationId: s.operationId, tags: [s.tag], summary: s.summary };
     if (s.description !== undefined) op.description = s.description;
     const sec = security(s);
@@ -223,6 +229,7 @@ export function staticPaths(): Array<{ path: string; method: string; operation: 
 
 export const STATIC_TAGS = [
   { name: 'Identity', description: 'Project identity: registration, login, tokens, sessions.' },
+  ...IDENTITY_MANAGEMENT_TAGS,
   { name: 'Events', description: 'The project\'s event log.' },
   ...EVENTS_OUT_TAGS,
 ];

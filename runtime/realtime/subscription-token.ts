@@ -1,5 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { SqlExecutor } from '../../storage/index.js';
+import { claimsOf } from '../identity/claims.js';
 import { existingProjectSigningKey, projectSigningKey, UUID_RE } from '../identity/keys.js';
 import { PLATFORM_ADMIN, type Actor } from '../operations/types.js';
 import type { TokenVerifier } from '../services.js';
@@ -21,6 +22,8 @@ interface Payload {
   s: string | null;
   sid: string | null;
   r: string[];
+  /** The actor's claims (absent in tokens minted before claims existed). */
+  c?: Record<string, string>;
   exp: number;
 }
 
@@ -31,7 +34,7 @@ export const isSubscriptionToken = (token: string): boolean => token.startsWith(
 export async function mintSubscriptionToken(db: SqlExecutor, tenantId: string, projectId: string, actor: Actor, nowSeconds = Math.floor(Date.now() / 1000)): Promise<{ token: string; expiresAt: string }> {
   const key = await projectSigningKey(db, projectId);
   const exp = nowSeconds + SUBSCRIPTION_TOKEN_TTL_SECONDS;
-  const payload: Payload = { t: tenantId, p: projectId, k: actor.kind === 'admin' ? 'admin' : 'user', s: actor.subjectId, sid: actor.sessionId, r: [...actor.roles], exp };
+  const payload: Payload = { t: tenantId, p: projectId, k: actor.kind === 'admin' ? 'admin' : 'user', s: actor.subjectId, sid: actor.sessionId, r: [...actor.roles], c: { ...actor.claims }, exp };
   const body = Buffer.from(JSON.stringify(payload)).toString('base64url');
   return { token: `${PREFIX}${body}.${mac(key, body).toString('base64url')}`, expiresAt: new Date(exp * 1000).toISOString() };
 }
@@ -51,7 +54,7 @@ export async function verifySubscriptionToken(db: SqlExecutor, token: string, no
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) return null;
     const actor: Actor = p.k === 'admin'
       ? PLATFORM_ADMIN
-      : { kind: 'user', label: `user:${p.s}`, subjectId: p.s, projectId: p.p, sessionId: p.sid, roles: Array.isArray(p.r) ? p.r.filter((x) => typeof x === 'string') : [] };
+      : { kind: 'user', label: `user:${p.s}`, subjectId: p.s, projectId: p.p, sessionId: p.sid, roles: Array.isArray(p.r) ? p.r.filter((x) => typeof x === 'string') : [], claims: claimsOf(p.c) };
     return { actor, tenantId: p.t, projectId: p.p };
   } catch {
     return null;

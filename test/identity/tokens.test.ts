@@ -2,6 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { SignJWT, UnsecuredJWT } from 'jose';
+import { parseClaims } from '../../runtime/identity/claims.js';
 import { PgliteClient, migratePlatform, type SqlClient } from '../../storage/index.js';
 import { existingProjectSigningKey, projectSigningKey } from '../../runtime/identity/keys.js';
 import { RevokedSessions } from '../../runtime/identity/revocations.js';
@@ -60,10 +61,24 @@ describe('access tokens', () => {
     const signed = await signAccessToken(key, c);
     const actor = await new JwtTokenVerifier(db, new RevokedSessions()).verify(signed.token);
     assert.deepEqual(actor, {
-      kind: 'user', label: `user:${c.subjectId}`, subjectId: c.subjectId, projectId: projectA, sessionId: c.sessionId, roles: ['authenticated'],
+      kind: 'user', label: `user:${c.subjectId}`, subjectId: c.subjectId, projectId: projectA, sessionId: c.sessionId, roles: ['authenticated'], claims: {},
     });
     const ms = Date.parse(signed.expiresAt) - Date.now();
     assert.ok(ms > (ACCESS_TOKEN_TTL_SECONDS - 5) * 1000 && ms <= ACCESS_TOKEN_TTL_SECONDS * 1000, String(ms));
+  });
+
+  it('carries subject claims into the verified actor; the largest allowed set stays under the length limit', async () => {
+    const key = await projectSigningKey(db, projectA);
+    const c = await liveClaims();
+    const verifier = new JwtTokenVerifier(db, new RevokedSessions());
+    const signed = await signAccessToken(key, { ...c, claims: { tenantId: 'acme', tier: 'gold' } });
+    assert.deepEqual((await verifier.verify(signed.token))?.claims, { tenantId: 'acme', tier: 'gold' });
+    // Close to the 2048 bytes of JSON parseClaims lets through, much of it three-byte characters.
+    const big = parseClaims({ c0: '\u20ac'.repeat(256), c1: '\u20ac'.repeat(256), c2: 'x'.repeat(256), c3: 'y'.repeat(200) });
+    assert.ok(Buffer.byteLength(JSON.stringify(big)) > 2000);
+    const large = await signAccessToken(key, { ...c, claims: big });
+    assert.ok(large.token.length < 4096, String(large.token.length));
+    assert.deepEqual((await verifier.verify(large.token))?.claims, big);
   });
 
   it('carries the documented claims', async () => {

@@ -1,6 +1,7 @@
 import type { OperationSpec } from '../types.js';
 import { FEDERATION_SPECS } from './federation.js';
 import { createGrantSpec, deleteGrantSpec, listGrantsSpec } from './grants.js';
+import { IDENTITY_MANAGEMENT_SPECS } from './identity-management.js';
 import { loginSpec, refreshSpec, registerSpec } from './register-login.js';
 import { listSessionsSpec, meSpec, revokeSessionSpec } from './sessions.js';
 
@@ -16,6 +17,11 @@ import { listSessionsSpec, meSpec, revokeSessionSpec } from './sessions.js';
  *   GET    /api/projects/{projectId}/capability-grants         Projects.CapabilityGrants.List
  *   DELETE /api/projects/{projectId}/capability-grants/{grantId} Projects.CapabilityGrants.Delete
  *   federation (OIDC) routes: see ./federation.ts
+ *   GET    /api/IdentityManagement/subjects                    IdentityManagement.Subjects.List
+ *   GET    /api/IdentityManagement/subjects/{id}               IdentityManagement.Subjects.Read
+ *   PUT    /api/IdentityManagement/subjects/{id}/claims        IdentityManagement.Subjects.PutClaims
+ *   POST   /api/IdentityManagement/subjects/{id}/deactivate    IdentityManagement.Subjects.Deactivate
+ *   GET    /api/IdentityManagement/memberships                 IdentityManagement.Memberships.List
  */
 export const IDENTITY_SPECS = {
   'Identity.Register': registerSpec,
@@ -28,6 +34,7 @@ export const IDENTITY_SPECS = {
   'Projects.CapabilityGrants.List': listGrantsSpec,
   'Projects.CapabilityGrants.Delete': deleteGrantSpec,
   ...FEDERATION_SPECS,
+  ...IDENTITY_MANAGEMENT_SPECS,
 } as const satisfies Record<string, OperationSpec>;
 
 export type IdentityOperationId = keyof typeof IDENTITY_SPECS;

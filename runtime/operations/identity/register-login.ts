@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { ServiceError, unauthorized, validationFailed } from '../../errors/service-error.js';
+import { claimsOf } from '../../identity/claims.js';
 import { SESSION_TTL_SECONDS } from '../../identity/constants.js';
 import { projectSigningKey } from '../../identity/keys.js';
 import { dummyPasswordHash, hashPassword, isAcceptablePassword, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, verifyPassword } from '../../identity/passwords.js';
@@ -64,10 +65,12 @@ interface TokenPair { accessToken: string; refreshToken: string; expiresAt: stri
 
 /**
  * Login and refresh answer the token pair at the top level, not under `data`
- * (CONTRACT: Identity; the OAuth token-response habit clients expect).
+ * (CONTRACT: Identity; the OAuth token-response habit clients expect). The
+ * access token carries the subject's claims as stored now (`claims` column):
+ * a claims change reaches the next login or refresh, not tokens already out.
  */
-async function tokenAnswer(ctx: OperationContext, key: Uint8Array, subjectId: string, sessionId: string, refreshToken: string): Promise<Result> {
-  const access = await signAccessToken(key, { projectId: projectOf(ctx).id, subjectId, sessionId });
+async function tokenAnswer(ctx: OperationContext, key: Uint8Array, subjectId: string, sessionId: string, refreshToken: string, claims: unknown): Promise<Result> {
+  const access = await signAccessToken(key, { projectId: projectOf(ctx).id, subjectId, sessionId, claims: claimsOf(claims) });
   const body: TokenPair = { accessToken: access.token, refreshToken, expiresAt: access.expiresAt, sessionId };
   return { status: 200, body, headers: { 'Cache-Control': 'no-store' } };
 }
@@ -124,8 +127,8 @@ async function checkAndOpenSession(ctx: OperationContext, password: string, emai
   const project = projectOf(ctx);
   const { throttle } = identityPolicy(ctx.services);
   const db = ctx.services.db;
-  const found = email === null ? undefined : (await db.query<{ id: string; password_hash: string | null; state: string }>(
-    'SELECT id::text AS id, password_hash, state FROM plinth.identity_subjects WHERE project_id = $1 AND email = $2',
+  const found = email === null ? undefined : (await db.query<{ id: string; password_hash: string | null; state: string; claims: unknown }>(
+    'SELECT id::text AS id, password_hash, state, claims FROM plinth.identity_subjects WHERE project_id = $1 AND email = $2',
     [project.id, email],
   )).rows[0];
   // Unknown email, or a password no account can have: verify against a dummy hash
@@ -137,14 +140,14 @@ async function checkAndOpenSession(ctx: OperationContext, password: string, emai
     throw invalidCredentials();
   }
   throttle.succeeded(account);
-  return openSession(ctx, found.id);
+  return openSession(ctx, found.id, found.claims);
 }
 
 /**
  * Opens a session for an authenticated subject of the scope's project and
  * answers login's top-level token pair (also used by federation/callback).
  */
-export async function openSession(ctx: OperationContext, subjectId: string): Promise<Result> {
+export async function openSession(ctx: OperationContext, subjectId: string, claims?: unknown): Promise<Result> {
   const project = projectOf(ctx);
   const db = ctx.services.db;
   const key = await projectSigningKey(db, project.id);
@@ -155,12 +158,17 @@ export async function openSession(ctx: OperationContext, subjectId: string): Pro
      VALUES ($1, $2, $3, $4, now() + $5::int * interval '1 second')`,
     [sessionId, project.id, subjectId, refreshTokenHash(refreshToken), SESSION_TTL_SECONDS],
   );
-  return tokenAnswer(ctx, key, subjectId, sessionId, refreshToken);
+  return tokenAnswer(ctx, key, subjectId, sessionId, refreshToken, claims ?? (await subjectClaims(db, subjectId)));
+}
+
+/** The claims stored on a subject (carried by the tokens a session issues). */
+async function subjectClaims(db: OperationContext['services']['db'], subjectId: string): Promise<unknown> {
+  return (await db.query<{ claims: unknown }>('SELECT claims FROM plinth.identity_subjects WHERE id = $1', [subjectId])).rows[0]?.claims ?? {};
 }
 
 const invalidRefresh = (): ServiceError => unauthorized('Identity.InvalidRefreshToken', 'the refresh token is invalid, expired or revoked');
 
-interface SessionRow { subject_id: string; refresh_hash: string; live: boolean; recent: boolean }
+interface SessionRow { subject_id: string; refresh_hash: string; live: boolean; recent: boolean; claims: unknown }
 
 /**
  * `POST /api/identity/tokens/refresh` (and `/refresh`) `{ refreshToken }` →
@@ -194,7 +202,7 @@ export const refreshSpec: OperationSpec = {
     if (!refreshTokenIssuedBy(key, parsed)) throw invalidRefresh();
     const graceMs = identityPolicy(ctx.services).refreshReuseGraceMs;
     const readSession = async (): Promise<SessionRow | undefined> => (await db.query<SessionRow>(
-      `SELECT s.subject_id::text AS subject_id, s.refresh_hash,
+      `SELECT s.subject_id::text AS subject_id, s.refresh_hash, u.claims,
               (s.revoked_at IS NULL AND s.expires_at > now() AND u.state = 'active') AS live,
               (s.last_refreshed_at > now() - $3::int * interval '1 millisecond') AS recent
          FROM plinth.identity_sessions s JOIN plinth.identity_subjects u ON u.id = s.subject_id
@@ -215,14 +223,14 @@ export const refreshSpec: OperationSpec = {
           RETURNING id`,
         [parsed.sessionId, project.id, nextHash, oldHash],
       );
-      if (rotated.rows.length === 1) return tokenAnswer(ctx, key, session.subject_id, parsed.sessionId, next);
+      if (rotated.rows.length === 1) return tokenAnswer(ctx, key, session.subject_id, parsed.sessionId, next, session.claims);
       // Lost the race: read what the winner wrote.
       session = await readSession();
       if (session === undefined || !session.live) throw invalidRefresh();
     }
     // The token rotated away last (its successor is current), within the grace window: the same pair again.
     if (graceMs > 0 && session.recent && sameHash(nextHash, session.refresh_hash)) {
-      return tokenAnswer(ctx, key, session.subject_id, parsed.sessionId, next);
+      return tokenAnswer(ctx, key, session.subject_id, parsed.sessionId, next, session.claims);
     }
     // Issued by us for this session but no longer current: a rotated token came back.
     await db.query('UPDATE plinth.identity_sessions SET revoked_at = now() WHERE id = $1 AND project_id = $2 AND revoked_at IS NULL', [parsed.sessionId, project.id]);
