@@ -53,6 +53,9 @@ export const STATIC_ROUTES: StaticRoute[] = [
   { method: 'GET', path: 'projects/:projectId/capability-grants', spec: I['Projects.CapabilityGrants.List']! },
   { method: 'POST', path: 'projects/:projectId/capability-grants', spec: I['Projects.CapabilityGrants.Create']! },
   { method: 'DELETE', path: 'projects/:projectId/capability-grants/:grantId', spec: I['Projects.CapabilityGrants.Delete']! },
+  { method: 'GET', path: 'projects/:projectId/api-keys', spec: I['Projects.ApiKeys.List']! },
+  { method: 'POST', path: 'projects/:projectId/api-keys', spec: I['Projects.ApiKeys.Create']! },
+  { method: 'DELETE', path: 'projects/:projectId/api-keys/:id', spec: I['Projects.ApiKeys.Delete']! },
 
   { method: 'GET', path: 'ProjectRecord', spec: PROJECT_SPECS.recordList },
   { method: 'POST', path: 'ProjectRecord', spec: PROJECT_SPECS.recordCreate },

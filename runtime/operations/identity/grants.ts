@@ -13,7 +13,7 @@ export const ROLE_RE = /^[A-Za-z][A-Za-z0-9_.:-]{0,63}$/;
 const projectNotFound = (): ServiceError => notFound('Scope.ProjectNotFound', 'project not found');
 
 /** The path's project id, after checking the project exists. */
-async function pathProject(ctx: OperationContext): Promise<string> {
+export async function pathProject(ctx: OperationContext): Promise<string> {
   const id = ctx.inv.params.projectId ?? '';
   if (!UUID_RE.test(id)) throw projectNotFound();
   const res = await ctx.services.db.query<{ id: string }>('SELECT id::text AS id FROM plinth.projects WHERE id = $1', [id.toLowerCase()]);

@@ -1,4 +1,5 @@
 import type { OperationSpec } from '../types.js';
+import { createApiKeySpec, deleteApiKeySpec, listApiKeysSpec } from './api-keys.js';
 import { createGrantSpec, deleteGrantSpec, listGrantsSpec } from './grants.js';
 import { loginSpec, refreshSpec, registerSpec } from './register-login.js';
 import { listSessionsSpec, meSpec, revokeSessionSpec } from './sessions.js';
@@ -14,6 +15,9 @@ import { listSessionsSpec, meSpec, revokeSessionSpec } from './sessions.js';
  *   POST   /api/projects/{projectId}/capability-grants         Projects.CapabilityGrants.Create
  *   GET    /api/projects/{projectId}/capability-grants         Projects.CapabilityGrants.List
  *   DELETE /api/projects/{projectId}/capability-grants/{grantId} Projects.CapabilityGrants.Delete
+ *   POST   /api/projects/{projectId}/api-keys                  Projects.ApiKeys.Create
+ *   GET    /api/projects/{projectId}/api-keys                  Projects.ApiKeys.List
+ *   DELETE /api/projects/{projectId}/api-keys/{id}             Projects.ApiKeys.Delete
  */
 export const IDENTITY_SPECS = {
   'Identity.Register': registerSpec,
@@ -25,9 +29,13 @@ export const IDENTITY_SPECS = {
   'Projects.CapabilityGrants.Create': createGrantSpec,
   'Projects.CapabilityGrants.List': listGrantsSpec,
   'Projects.CapabilityGrants.Delete': deleteGrantSpec,
+  'Projects.ApiKeys.Create': createApiKeySpec,
+  'Projects.ApiKeys.List': listApiKeysSpec,
+  'Projects.ApiKeys.Delete': deleteApiKeySpec,
 } as const satisfies Record<string, OperationSpec>;
 
 export type IdentityOperationId = keyof typeof IDENTITY_SPECS;
 
+export { createApiKeySpec, deleteApiKeySpec, listApiKeysSpec };
 export { createGrantSpec, deleteGrantSpec, listGrantsSpec, loginSpec, refreshSpec, registerSpec, listSessionsSpec, meSpec, revokeSessionSpec };
 export { GRANT_RE, ROLE_RE } from './grants.js';
