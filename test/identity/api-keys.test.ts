@@ -8,6 +8,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
+import WebSocket from 'ws';
 import { bootstrapProject, Client, defineEntity } from '../support/client.js';
 import { expectError, expectStatus } from '../support/expect.js';
 import { NatsCluster, natsServerAvailable } from '../support/nats-cluster.js';
@@ -24,6 +25,25 @@ async function createKey(admin: Client, projectId: string, body: unknown): Promi
   return { id, secret: shown.body.data.secret, revealTokenId };
 }
 
+/** Sends one realtime subscribe over a fresh WebSocket and returns the answer to it. */
+async function subscribeOnce(url: string, headers: Record<string, string>, entity: string): Promise<Record<string, any>> {
+  const ws = new WebSocket(url, [], { headers });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      ws.once('open', () => resolve());
+      ws.once('error', reject);
+    });
+    const reply = new Promise<Record<string, any>>((resolve) => ws.on('message', (d) => {
+      const m = JSON.parse(d.toString()) as Record<string, any>;
+      if (m.id === 's') resolve(m);
+    }));
+    ws.send(JSON.stringify({ type: 'subscribe', id: 's', entity }));
+    return await reply;
+  } finally {
+    ws.terminate();
+  }
+}
+
 forEachBackend('API keys', (backend) => {
   let server: TestServer;
   let admin: Client;
@@ -36,6 +56,7 @@ forEachBackend('API keys', (backend) => {
     const p = await bootstrapProject(server.url, server.adminToken);
     ({ client: admin, projectId, tenant, project } = p);
     await defineEntity(admin, { entityName: 'Order', fields: [{ name: 'total', type: 'Int', nullable: true }] });
+    await defineEntity(admin, { entityName: 'Note', fields: [{ name: 'text', type: 'String', nullable: true }] });
     expectStatus(await admin.post('/api/orders', { total: 7 }), 201);
   });
   after(async () => { await server?.close(); });
@@ -81,6 +102,21 @@ forEachBackend('API keys', (backend) => {
     const listed = await admin.get(`/api/projects/${projectId}/api-keys`);
     const reader = listed.body.data.find((k: { name: string }) => k.name === 'reader');
     assert.deepEqual(reader.grants, [{ grant: 'entity:Order:read', rowFilter: { total: { gt: 1 } }, fields: ['total'] }]);
+  });
+
+  it('is audited as apikey:<id> and holds on realtime subscriptions too', async () => {
+    const { id, secret } = await createKey(admin, projectId, { name: 'rt', grants: ['entity:Order:read'] });
+    const headers = { 'x-service-tenant': tenant, 'x-service-project': project, authorization: `Bearer ${secret}` };
+    const wsUrl = `${server.url.replace('http', 'ws')}/api/realtime`;
+    assert.equal((await subscribeOnce(wsUrl, headers, 'Order')).type, 'subscribed');
+    const refused = await subscribeOnce(wsUrl, headers, 'Note');
+    assert.deepEqual([refused.type, refused.status, refused.reasonCode], ['error', 403, 'ExposureBinding.RequiredGrantMissing']);
+
+    expectStatus(await admin.with({ token: secret }).get('/api/orders'), 200);
+    await server.node.services.audit.flush();
+    const audit = await admin.get(`/api/audit?filter=${encodeURIComponent(JSON.stringify({ actor: `apikey:${id}` }))}`);
+    expectStatus(audit, 200);
+    assert.ok(audit.body.data.some((row: { operationId: string }) => row.operationId === 'Entity.Order.List'), audit.text.slice(0, 400));
   });
 
   it('is no credential on another project', async () => {
