@@ -29,6 +29,7 @@ import { clusterOutbox, connectClusterParts, setUpJetStream, startupDeadline, ty
 import type { StartupDeadline } from '../cluster/startup.js';
 import { broadcastApiKeyRevocations, broadcastInvalidations } from './cluster-invalidation.js';
 import { ApiKeyVerifier } from '../runtime/identity/api-keys.js';
+import { apiKeyOwner, sessionConnections } from '../runtime/realtime/session-connections.js';
 import { ActorControlPlane } from './actor-gateway.js';
 import { NodeState } from './node-state.js';
 import { secureDataDir } from './data-dir.js';
@@ -86,6 +87,8 @@ export async function startNode(config: NodeConfig): Promise<RunningNode> {
   if (cluster !== null) ({ scopes, publications, grants } = broadcastInvalidations(cluster.bus, { scopes, publications, grants }));
   const apiKeys = new ApiKeyVerifier(db);
   if (cluster !== null) broadcastApiKeyRevocations(cluster.bus, apiKeys);
+  // A deleted key's open realtime connections end at once, like a revoked session's.
+  apiKeys.onEnded((keyId) => sessionConnections.end(apiKeyOwner(keyId)));
 
   const actors = new ActorSystem({
     nodeId: config.nodeId, idleMs: config.actorIdleMs, askTimeoutMs: 30_000, maxMessagesPerTurn: 64, log,

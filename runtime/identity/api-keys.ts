@@ -62,6 +62,7 @@ export class ApiKeyVerifier {
   private readonly cache = new Map<string, Entry>();
   private readonly tombstones = new Map<string, number>();
   private readonly listeners = new Set<Listener>();
+  private readonly endedListeners = new Set<Listener>();
 
   constructor(private readonly db: SqlExecutor, private readonly ttlMs = API_KEY_CACHE_TTL_MS, private readonly now: () => number = Date.now) {}
 
@@ -90,12 +91,25 @@ export class ApiKeyVerifier {
     if (notify) for (const l of this.listeners) {
       try { l(keyId); } catch { /* a listener must not break revocation */ }
     }
+    for (const l of this.endedListeners) {
+      try { l(keyId); } catch { /* a listener must not break revocation */ }
+    }
   }
 
   /** Called with every key id this node revokes (to broadcast it to the cluster). Returns an unsubscribe. */
   onRevoked(listener: Listener): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
+  }
+
+  /**
+   * Called with every key id revoked on this node or announced by another
+   * node (whatever `notify`): the realtime layer closes that key's
+   * connections. Returns an unsubscribe.
+   */
+  onEnded(listener: Listener): () => void {
+    this.endedListeners.add(listener);
+    return () => this.endedListeners.delete(listener);
   }
 
   private deleted(keyId: string): boolean {

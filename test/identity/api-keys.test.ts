@@ -150,6 +150,45 @@ forEachBackend('API keys', (backend) => {
     assert.ok(!listed.body.data.some((k: { id: string }) => k.id === id));
   });
 
+  it('deleting a key closes its open realtime WebSocket (4401, ApiKey.Revoked) and ends its SSE stream', async () => {
+    const { id, secret } = await createKey(admin, projectId, { name: 'live', grants: ['entity:Order:read'] });
+    const headers = { 'x-service-tenant': tenant, 'x-service-project': project, authorization: `Bearer ${secret}` };
+    const ws = new WebSocket(`${server.url.replace('http', 'ws')}/api/realtime`, { headers });
+    const inbox: Array<Record<string, any>> = [];
+    ws.on('message', (d) => inbox.push(JSON.parse(d.toString()) as Record<string, any>));
+    const closed = new Promise<number>((resolve) => ws.once('close', (code) => resolve(code)));
+    await new Promise<void>((resolve, reject) => { ws.once('open', () => resolve()); ws.once('error', reject); });
+    const abort = new AbortController();
+    try {
+      ws.send(JSON.stringify({ type: 'subscribe', id: 'o', entity: 'Order' }));
+      const deadline = Date.now() + 10_000;
+      while (!inbox.some((m) => m.type === 'subscribed') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      assert.ok(inbox.some((m) => m.type === 'subscribed'), JSON.stringify(inbox));
+      const sse = await fetch(`${server.url}/api/realtime/sse?entity=Order`, { headers, signal: abort.signal });
+      assert.equal(sse.status, 200);
+      const reader = sse.body!.getReader();
+      let text = '';
+      const ended = (async () => {
+        for (;;) {
+          const { done, value } = await reader.read();
+          if (done) return true;
+          text += Buffer.from(value).toString('utf8');
+        }
+      })().catch(() => false);
+
+      expectStatus(await admin.delete(`/api/projects/${projectId}/api-keys/${id}`), 204);
+      const code = await Promise.race([closed, new Promise<null>((r) => setTimeout(() => r(null), 5_000))]);
+      assert.equal(code, 4401, `the WebSocket stayed open after its key was deleted: ${JSON.stringify(inbox)}`);
+      assert.deepEqual([inbox.at(-1)!.type, inbox.at(-1)!.reasonCode], ['error', 'ApiKey.Revoked']);
+      const done = await Promise.race([ended, new Promise<null>((r) => setTimeout(() => r(null), 5_000))]);
+      assert.notEqual(done, null, `the SSE stream stayed open after its key was deleted: ${JSON.stringify(text)}`);
+      assert.match(text, /event: error\ndata: .*ApiKey\.Revoked/);
+    } finally {
+      abort.abort();
+      ws.terminate();
+    }
+  });
+
   it('refuses a forged key with a valid prefix and id but the wrong secret', async () => {
     const { secret } = await createKey(admin, projectId, { name: 'real', grants: ['entity:Order:read'] });
     const forged = `${secret.slice(0, secret.lastIndexOf('_') + 1)}${randomBytes(32).toString('base64url')}`;
