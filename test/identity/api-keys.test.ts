@@ -257,6 +257,23 @@ describe('API keys in cluster mode', { skip: !clusterReady && process.env.CI !==
       r = await onB.get('/api/orders');
     }
     expectStatus(r, 200);
+    // An SSE stream the key holds open on B.
+    const abort = new AbortController();
+    const sse = await fetch(`${b.url}/api/realtime/sse?entity=Order`, {
+      headers: { authorization: `Bearer ${secret}`, 'x-service-tenant': tenant, 'x-service-project': project }, signal: abort.signal,
+    });
+    assert.equal(sse.status, 200);
+    const reader = sse.body!.getReader();
+    let text = '';
+    const ended = (async () => {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) return true;
+        text += Buffer.from(value).toString('utf8');
+      }
+    })().catch(() => false);
+    r = await onB.get('/api/orders');
+    expectStatus(r, 200);
     const warmedAt = Date.now();
     expectStatus(await client.delete(`/api/projects/${projectId}/api-keys/${id}`), 204);
     // The bus announcement, not the TTL, must refuse it: poll well inside the TTL.
@@ -267,5 +284,9 @@ describe('API keys in cluster mode', { skip: !clusterReady && process.env.CI !==
       await new Promise((res) => setTimeout(res, 20));
     }
     assert.equal(status, 401, 'node B still accepted the deleted key');
+    const done = await Promise.race([ended, new Promise<null>((res) => setTimeout(() => res(null), 5_000))]);
+    abort.abort();
+    assert.notEqual(done, null, `node B kept the deleted key's SSE stream open: ${JSON.stringify(text)}`);
+    assert.match(text, /ApiKey\.Revoked/);
   });
 });
