@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import type { SqlExecutor } from '../../storage/index.js';
+import { PLATFORM_SCHEMA, type SqlExecutor } from '../../storage/index.js';
 import type { Actor } from '../operations/types.js';
 import { sameHash } from './tokens.js';
 
@@ -124,7 +124,7 @@ export class ApiKeyVerifier {
 
   private async load(keyId: string): Promise<Entry['key']> {
     const row = (await this.db.query<KeyRow>(
-      'SELECT project_id::text AS project_id, secret_hash, grants FROM plinth.api_keys WHERE id = $1',
+      `SELECT project_id::text AS project_id, secret_hash, grants FROM ${PLATFORM_SCHEMA}.api_keys WHERE id = $1`,
       [keyId],
     )).rows[0];
     if (row === undefined) return null;

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { PLATFORM_SCHEMA } from '../../../storage/index.js';
 import { notFound, validationFailed } from '../../errors/service-error.js';
 import { apiKeyHash, apiKeyPrefix, newApiKeySecret, type ApiKeyGrant } from '../../identity/api-keys.js';
 import { UUID_RE } from '../../identity/keys.js';
@@ -15,7 +16,7 @@ const MAX_SCOPES = 50;
 const MAX_GRANTS_JSON = 64 * 1024;
 const GRANT_OBJECT_KEYS = ['grant', 'rowFilter', 'check', 'fields'];
 
-const S = 'plinth';
+const S = PLATFORM_SCHEMA;
 const COLUMNS = 'id::text AS id, project_id::text AS project_id, name, grants, scopes, created_at';
 
 interface KeyRow { id: string; project_id: string; name: string; grants: unknown; scopes: unknown; created_at: string }
