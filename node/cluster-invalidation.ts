@@ -1,4 +1,5 @@
 import type { ClusterBus } from '../cluster/cluster-bus.js';
+import type { ApiKeyVerifier } from '../runtime/identity/api-keys.js';
 import { revokedSessions } from '../runtime/identity/index.js';
 import type { CompiledPublication } from '../runtime/publication/compiled-publication.js';
 import type { GrantSource, PublicationSource, ScopeDirectory } from '../runtime/services.js';
@@ -48,4 +49,14 @@ export function broadcastInvalidations(bus: ClusterBus, caches: { publications: 
       },
     },
   };
+}
+
+/**
+ * A deleted API key is refused at once on every node: the deleting node
+ * announces the id, the others drop it from their caches and tombstone it.
+ * A missed notice is bounded by the key cache's TTL (API_KEY_CACHE_TTL_MS).
+ */
+export function broadcastApiKeyRevocations(bus: ClusterBus, apiKeys: ApiKeyVerifier): void {
+  bus.subscribe('apikey-revoked', (p) => apiKeys.revoke(String(p.keyId), false));
+  apiKeys.onRevoked((keyId) => bus.publish('apikey-revoked', { keyId }));
 }

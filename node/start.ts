@@ -27,7 +27,9 @@ import { loadAdminToken, type AdminToken } from './admin-token.js';
 import { isInMemory, type NodeConfig } from './config.js';
 import { clusterOutbox, connectClusterParts, setUpJetStream, startupDeadline, type ClusterParts } from './cluster-mode.js';
 import type { StartupDeadline } from '../cluster/startup.js';
-import { broadcastInvalidations } from './cluster-invalidation.js';
+import { broadcastApiKeyRevocations, broadcastInvalidations } from './cluster-invalidation.js';
+import { ApiKeyVerifier } from '../runtime/identity/api-keys.js';
+import { apiKeyOwner, sessionConnections } from '../runtime/realtime/session-connections.js';
 import { ActorControlPlane } from './actor-gateway.js';
 import { NodeState } from './node-state.js';
 import { secureDataDir } from './data-dir.js';
@@ -83,6 +85,10 @@ export async function startNode(config: NodeConfig): Promise<RunningNode> {
   let publications: PublicationSource = new PublicationRegistry(db);
   let grants: GrantSource = new SqlGrantSource(db);
   if (cluster !== null) ({ scopes, publications, grants } = broadcastInvalidations(cluster.bus, { scopes, publications, grants }));
+  const apiKeys = new ApiKeyVerifier(db);
+  if (cluster !== null) broadcastApiKeyRevocations(cluster.bus, apiKeys);
+  // A deleted key's open realtime connections end at once, like a revoked session's.
+  apiKeys.onEnded((keyId) => sessionConnections.end(apiKeyOwner(keyId)));
 
   const actors = new ActorSystem({
     nodeId: config.nodeId, idleMs: config.actorIdleMs, askTimeoutMs: 30_000, maxMessagesPerTurn: 64, log,
@@ -135,6 +141,7 @@ export async function startNode(config: NodeConfig): Promise<RunningNode> {
     db, log, nodeId: config.nodeId,
     adminTokenDigest: createHash('sha256').update(admin.token).digest(),
     tokens: new JwtTokenVerifier(db),
+    apiKeys,
     scopes, publications, grants,
     audit, outbox, eventTail,
     control: new ActorControlPlane(actors),

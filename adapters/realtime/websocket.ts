@@ -14,7 +14,7 @@ import { bearerOf, parseQuery } from '../rest/request-meta.js';
 import { statusLine } from '../rest/status-text.js';
 import { RealtimeConnection, wsStats } from './connection.js';
 import type { SlowConsumerSweep } from './slow-consumer-sweep.js';
-import { SESSION_REVOKED_CLOSE_CODE, SESSION_REVOKED_REASON_CODE, sessionConnections } from '../../runtime/realtime/session-connections.js';
+import { ownerEndedError, SESSION_REVOKED_CLOSE_CODE, sessionConnections } from '../../runtime/realtime/session-connections.js';
 
 /** Per-connection state: the credential and scope every subscribe dispatches with. */
 interface ConnData {
@@ -24,8 +24,8 @@ interface ConnData {
   branch: string | null;
   basePath: string;
   conn: RealtimeConnection | null;
-  /** The user session behind the credential (null for admin and API keys): its revocation closes the connection. */
-  sessionId: string | null;
+  /** The session or API key behind the credential (connectionOwner; null for the admin): its revocation or deletion closes the connection. */
+  owner: string | null;
   untrack: (() => void) | null;
 }
 
@@ -140,7 +140,7 @@ export function registerRealtimeWebSocket(app: TemplatedApp, services: Services,
         tenant: req.getHeader('x-service-tenant') || (q.get('tenant') ?? ''),
         project: req.getHeader('x-service-project') || (q.get('project') ?? ''),
         branch: req.getHeader('x-service-branch') || (q.get('branch') ?? null),
-        basePath, conn: null, sessionId: null, untrack: null,
+        basePath, conn: null, owner: null, untrack: null,
       };
       const state = { aborted: false, answered: false };
       res.onAborted(() => {
@@ -160,7 +160,7 @@ export function registerRealtimeWebSocket(app: TemplatedApp, services: Services,
         if (err === null) {
           const outcome = await dispatch(invocation(REALTIME_SPECS.connect, data, undefined, correlationId), rtServices);
           if (!outcome.ok) err = outcome.error;
-          else data.sessionId = (outcome.result.body as { sessionId?: string | null }).sessionId ?? null;
+          else data.owner = (outcome.result.body as { owner?: string | null }).owner ?? null;
         }
         if (state.aborted) return;
         res.cork(() => {
@@ -185,9 +185,10 @@ export function registerRealtimeWebSocket(app: TemplatedApp, services: Services,
       const d = ws.getUserData();
       d.conn = conn;
       opts.sweep.add(conn);
-      d.untrack = sessionConnections.track(d.sessionId, () => {
-        const revoked = unauthorized(SESSION_REVOKED_REASON_CODE, 'the session behind this connection was revoked');
-        conn.endWith(SESSION_REVOKED_CLOSE_CODE, 'session revoked', errorMessage(revoked, randomUUID(), basePath, null));
+      const owner = d.owner;
+      d.untrack = sessionConnections.track(owner, () => {
+        const revoked = ownerEndedError(owner!, 'connection');
+        conn.endWith(SESSION_REVOKED_CLOSE_CODE, revoked.reasonCode === 'ApiKey.Revoked' ? 'api key deleted' : 'session revoked', errorMessage(revoked, randomUUID(), basePath, null));
       });
     }),
     message: (ws, message, isBinary) => guard(ws, services.log, () => {

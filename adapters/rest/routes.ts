@@ -56,6 +56,9 @@ export const STATIC_ROUTES: StaticRoute[] = [
   { method: 'GET', path: 'projects/:projectId/identity/providers', spec: I['Projects.IdentityProviders.List']! },
   { method: 'PUT', path: 'projects/:projectId/identity/providers/:name', spec: I['Projects.IdentityProviders.Put']! },
   { method: 'DELETE', path: 'projects/:projectId/identity/providers/:name', spec: I['Projects.IdentityProviders.Delete']! },
+  { method: 'GET', path: 'projects/:projectId/api-keys', spec: I['Projects.ApiKeys.List']! },
+  { method: 'POST', path: 'projects/:projectId/api-keys', spec: I['Projects.ApiKeys.Create']! },
+  { method: 'DELETE', path: 'projects/:projectId/api-keys/:id', spec: I['Projects.ApiKeys.Delete']! },
 
   { method: 'GET', path: 'ProjectRecord', spec: PROJECT_SPECS.recordList },
   { method: 'POST', path: 'ProjectRecord', spec: PROJECT_SPECS.recordCreate },

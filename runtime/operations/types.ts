@@ -5,11 +5,12 @@ import type { Services } from '../services.js';
 
 /** Who is calling, materialized by stage 1. */
 export interface Actor {
-  kind: 'admin' | 'user' | 'anonymous';
-  /** Stable label for audit rows: `platform-admin`, `user:<subjectId>`, `anonymous`. */
+  /** `apikey`: a project API key (runtime/identity/api-keys.ts); it holds exactly `keyGrants`, never role grants. */
+  kind: 'admin' | 'user' | 'anonymous' | 'apikey';
+  /** Stable label for audit rows: `platform-admin`, `user:<subjectId>`, `apikey:<keyId>`, `anonymous`. */
   label: string;
   subjectId: string | null;
-  /** The project a user token belongs to; null for admin and anonymous. */
+  /** The project a user token or API key belongs to (stage 2 refuses it elsewhere); null for admin and anonymous. */
   projectId: string | null;
   sessionId: string | null;
   roles: readonly string[];
@@ -19,6 +20,10 @@ export interface Actor {
    * `{ "$actor": "claims.<name>" }`. Empty for admin and anonymous.
    */
   claims: Readonly<Record<string, string>>;
+  /** API keys only: the key's id. */
+  apiKeyId?: string;
+  /** API keys only: the key's grant strings, the whole of what stage 4 lets it do. */
+  keyGrants?: ReadonlySet<string>;
 }
 
 const NONE: Readonly<Record<string, string>> = Object.freeze({});

@@ -1,5 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { accessDenied, unauthorized } from '../errors/service-error.js';
+import { isApiKeyToken } from '../identity/api-keys.js';
 import { ANONYMOUS, PLATFORM_ADMIN, type Actor, type OperationContext } from '../operations/types.js';
 
 /** Constant-time comparison of a presented token with the admin token (digests equalize length). */
@@ -19,6 +20,8 @@ export async function authenticate(ctx: OperationContext): Promise<Actor> {
   }
   let actor: Actor | null;
   if (isAdminToken(bearer, services.adminTokenDigest)) actor = PLATFORM_ADMIN;
+  // The `plk_` prefix marks an API key: one lookup by the id it embeds, never a JWT parse.
+  else if (isApiKeyToken(bearer)) actor = services.apiKeys === undefined ? null : await services.apiKeys.verify(bearer);
   else actor = await services.tokens.verify(bearer);
   if (actor === null) {
     // A public route ignores a stale credential rather than failing the caller.

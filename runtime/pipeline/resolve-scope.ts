@@ -23,8 +23,8 @@ export async function resolveScope(ctx: OperationContext): Promise<Scope | null>
   }
   const project = await services.scopes.project(tenant.id, inv.projectHeader);
   if (project === null) throw notFound('Scope.ProjectNotFound', 'project not found');
-  // A user token belongs to exactly one project; it is no credential anywhere else.
-  if (ctx.actor.kind === 'user' && ctx.actor.projectId !== project.id) {
+  // A user token or API key belongs to exactly one project; it is no credential anywhere else.
+  if (ctx.actor.projectId !== null && ctx.actor.projectId !== project.id) {
     throw unauthorized('Auth.TokenProjectMismatch', 'the token was issued for another project');
   }
   if (project.state !== 'active' && ctx.actor.kind !== 'admin') {

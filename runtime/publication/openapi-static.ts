@@ -1,12 +1,14 @@
 /**
  * The non-entity routes of a project's REST surface that the document also
- * describes: identity entrypoint and the event log here; webhooks, realtime
+ * describes: identity entrypoint and the event log here; API keys in
+ * openapi-api-keys.ts; webhooks, realtime
  * and audit in openapi-events-out.ts, assembled with them below.
  */
 import {
   correlationHeaders, dateTimeSchema, errorResponses, jsonContent, listEnvelope, paramRef, schemaRef, scopeHeaderParams,
   scopeOnlySecurity, singleEnvelope, type Json,
 } from './openapi-components.js';
+import { API_KEY_OPS, API_KEY_SCHEMA_NAMES, apiKeyParameters, apiKeySchemas } from './openapi-api-keys.js';
 import { EVENTS_OUT_OPS, EVENTS_OUT_SCHEMA_NAMES, EVENTS_OUT_TAGS, eventsOutParameters, eventsOutSchemas } from './openapi-events-out.js';
 import {
   IDENTITY_MANAGEMENT_OPS, IDENTITY_MANAGEMENT_SCHEMA_NAMES, IDENTITY_MANAGEMENT_TAGS, identityManagementParameters, identityManagementSchemas,
@@ -15,7 +17,7 @@ import {
 export const STATIC_SCHEMA_NAMES = [
   'IdentityCredentials', 'IdentityRegistered', 'IdentityRefreshInput', 'IdentityTokens', 'IdentityMe', 'IdentitySession',
   'IdentitySessionList', 'IdentityFederationStartInput', 'IdentityFederationStarted', 'IdentityFederationCallbackInput', 'Event', 'EventSingle', 'EventList', 'EventFilter', ...EVENTS_OUT_SCHEMA_NAMES,
-  ...IDENTITY_MANAGEMENT_SCHEMA_NAMES,
+  ...IDENTITY_MANAGEMENT_SCHEMA_NAMES, ...API_KEY_SCHEMA_NAMES,
 ] as const;
 
 const str = (description?: string): Json => (description === undefined ? { type: 'string' } : { type: 'string', description });
@@ -122,6 +124,7 @@ export function staticSchemas(): Json {
         correlationId: str(),
       },
     },
+    ...apiKeySchemas(),
     ...eventsOutSchemas(),
     ...identityManagementSchemas(),
   };
@@ -135,6 +138,7 @@ export function staticParameters(): Json {
       name: 'filter', in: 'query', required: false, description: 'Event filter JSON (`type`, `entity`, `since`, `until`, `correlationId`).',
       schema: { type: 'string', contentMediaType: 'application/json', contentSchema: schemaRef('EventFilter') },
     },
+    ...apiKeyParameters(),
     ...eventsOutParameters(),
     ...identityManagementParameters(),
   };
@@ -215,7 +219,7 @@ function successResponse(s: StaticOp): Json {
 
 /** Path items of the static routes, in a fixed order. */
 export function staticPaths(): Array<{ path: string; method: string; operation: Json }> {
-  return [...STATIC_OPS, ...IDENTITY_MANAGEMENT_OPS, ...EVENTS_OUT_OPS].map((s) => {
+  return [...STATIC_OPS, ...IDENTITY_MANAGEMENT_OPS, ...API_KEY_OPS, ...EVENTS_OUT_OPS].map((s) => {
     const op: Json = { operationId: s.operationId, tags: [s.tag], summary: s.summary };
     if (s.description !== undefined) op.description = s.description;
     const sec = security(s);

@@ -1,15 +1,39 @@
+import { unauthorized, type ServiceError } from '../errors/service-error.js';
 import { revokedSessions, type RevokedSessions } from '../identity/revocations.js';
+import type { Actor } from '../operations/types.js';
 
 /** Close code of a realtime WebSocket whose session was revoked (4000–4999: application codes; 4401 mirrors HTTP 401). */
 export const SESSION_REVOKED_CLOSE_CODE = 4401;
 export const SESSION_REVOKED_REASON_CODE = 'Identity.SessionRevoked';
+export const API_KEY_REVOKED_REASON_CODE = 'ApiKey.Revoked';
+
+const API_KEY_OWNER = 'apikey:';
 
 /**
- * Realtime connections (WebSocket and SSE) by the session that opened them.
- * When a session is revoked on this node, or another node announces it, every
- * connection it opened is closed at once: a revoked session receives no
- * further change. Connections of the admin credential or API keys have no
- * session and are not tracked.
+ * What a realtime connection is tracked under: its session, or `apikey:<id>`
+ * for an API key (whose deletion ends it the same way); null (not tracked)
+ * for the admin credential.
+ */
+export const connectionOwner = (actor: Actor): string | null =>
+  actor.sessionId ?? (actor.apiKeyId === undefined ? null : `${API_KEY_OWNER}${actor.apiKeyId}`);
+
+/** The owner key of an API key (for `end` when the key is deleted). */
+export const apiKeyOwner = (keyId: string): string => `${API_KEY_OWNER}${keyId}`;
+
+/** The final error a connection receives when its owner ends (`what`: `connection` or `stream`). */
+export function ownerEndedError(owner: string, what: string): ServiceError {
+  return owner.startsWith(API_KEY_OWNER)
+    ? unauthorized(API_KEY_REVOKED_REASON_CODE, `the API key behind this ${what} was deleted`)
+    : unauthorized(SESSION_REVOKED_REASON_CODE, `the session behind this ${what} was revoked`);
+}
+
+/**
+ * Realtime connections (WebSocket and SSE) by the session (or API key, see
+ * connectionOwner) that opened them. When a session is revoked on this node,
+ * or another node announces it, every connection it opened is closed at
+ * once: a revoked session receives no further change. The node's API key
+ * verifier ends a deleted key's connections the same way (node/start.ts).
+ * Connections of the admin credential are not tracked.
  */
 export class SessionConnections {
   private readonly bySession = new Map<string, Set<() => void>>();

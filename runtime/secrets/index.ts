@@ -51,6 +51,16 @@ export class SecretStore {
     return id;
   }
 
+  /**
+   * Stores a secret that exists only to be revealed once (an API key secret:
+   * the platform keeps just its hash). `reveal` deletes it as it is read.
+   */
+  async putRevealOnce(tx: SqlExecutor, projectId: string | null, secret: string): Promise<string> {
+    const id = randomUUID();
+    await tx.query(`INSERT INTO ${S}.secrets (id, project_id, sealed, reveal_once) VALUES ($1, $2, $3, true)`, [id, projectId, seal(this.key, secret, id)]);
+    return id;
+  }
+
   async get(db: SqlExecutor, id: string): Promise<string | null> {
     const row = (await db.query<{ sealed: string }>(`SELECT sealed FROM ${S}.secrets WHERE id = $1`, [id])).rows[0];
     return row === undefined ? null : open(this.key, row.sealed, id);
@@ -74,6 +84,9 @@ export class SecretStore {
       `DELETE FROM ${S}.credential_reveals WHERE id = $1 RETURNING secret_id, expires_at > now() AS live`, [tokenId],
     )).rows[0];
     if (row === undefined || !row.live) return null;
-    return this.get(db, row.secret_id);
+    const secret = await this.get(db, row.secret_id);
+    // A reveal-once secret has served its only purpose: drop the sealed copy.
+    await db.query(`DELETE FROM ${S}.secrets WHERE id = $1 AND reveal_once`, [row.secret_id]);
+    return secret;
   }
 }

@@ -350,6 +350,22 @@ describe('OpenAPI document', () => {
     assert.ok(propertyNames(doc, findOperation(doc, 'Webhooks.Endpoints.Create').requestBody.content['application/json'].schema).includes('signingSecret'));
   });
 
+  it('documents the API key routes like the router, admin only, with no secret in any answer', () => {
+    const routes = STATIC_ROUTES.filter((r) => r.path.startsWith('projects/:projectId/api-keys'));
+    assert.equal(routes.length, 3);
+    for (const r of routes) {
+      const path = `/${r.path.replace(/:(\w+)/g, '{$1}')}`;
+      const op = doc.paths[path]?.[r.method.toLowerCase()];
+      assert.ok(op, `${r.method} ${path} is documented`);
+      assert.equal(op.operationId, r.spec.id);
+      assert.deepEqual(op.security, [{ adminToken: [] }], `${r.spec.id}: platform admin, project from the path`);
+      assert.deepEqual(responsePropertyNames(doc, op).filter((n) => /secret|hash/i.test(n)), [], `${r.spec.id} exposes no secret`);
+    }
+    const create = findOperation(doc, 'Projects.ApiKeys.Create');
+    assert.ok(propertyNames(doc, create.responses['201'].content['application/json'].schema).includes('revealTokenId'));
+    assert.ok(propertyNames(doc, create.requestBody.content['application/json'].schema).includes('rowFilter'));
+  });
+
   it('validation catches a broken document', async () => {
     const broken = JSON.parse(JSON.stringify(doc)) as Json;
     delete broken.components.schemas.Meta;

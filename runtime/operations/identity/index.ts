@@ -1,5 +1,6 @@
 import type { OperationSpec } from '../types.js';
 import { FEDERATION_SPECS } from './federation.js';
+import { createApiKeySpec, deleteApiKeySpec, listApiKeysSpec } from './api-keys.js';
 import { createGrantSpec, deleteGrantSpec, listGrantsSpec } from './grants.js';
 import { IDENTITY_MANAGEMENT_SPECS } from './identity-management.js';
 import { loginSpec, refreshSpec, registerSpec } from './register-login.js';
@@ -22,6 +23,9 @@ import { listSessionsSpec, meSpec, revokeSessionSpec } from './sessions.js';
  *   PUT    /api/IdentityManagement/subjects/{id}/claims        IdentityManagement.Subjects.PutClaims
  *   POST   /api/IdentityManagement/subjects/{id}/deactivate    IdentityManagement.Subjects.Deactivate
  *   GET    /api/IdentityManagement/memberships                 IdentityManagement.Memberships.List
+ *   POST   /api/projects/{projectId}/api-keys                  Projects.ApiKeys.Create
+ *   GET    /api/projects/{projectId}/api-keys                  Projects.ApiKeys.List
+ *   DELETE /api/projects/{projectId}/api-keys/{id}             Projects.ApiKeys.Delete
  */
 export const IDENTITY_SPECS = {
   'Identity.Register': registerSpec,
@@ -35,9 +39,13 @@ export const IDENTITY_SPECS = {
   'Projects.CapabilityGrants.Delete': deleteGrantSpec,
   ...FEDERATION_SPECS,
   ...IDENTITY_MANAGEMENT_SPECS,
+  'Projects.ApiKeys.Create': createApiKeySpec,
+  'Projects.ApiKeys.List': listApiKeysSpec,
+  'Projects.ApiKeys.Delete': deleteApiKeySpec,
 } as const satisfies Record<string, OperationSpec>;
 
 export type IdentityOperationId = keyof typeof IDENTITY_SPECS;
 
+export { createApiKeySpec, deleteApiKeySpec, listApiKeysSpec };
 export { createGrantSpec, deleteGrantSpec, listGrantsSpec, loginSpec, refreshSpec, registerSpec, listSessionsSpec, meSpec, revokeSessionSpec };
 export { GRANT_RE, ROLE_RE } from './grants.js';

@@ -7,7 +7,7 @@ import { parseFilter, parseFilterText } from '../../filter/parse.js';
 import { filterToSql, SqlParams } from '../../filter/to-sql.js';
 import type { PreparedSubscription, RealtimeHub, RowCheck } from '../../realtime/hub.js';
 import { mintSubscriptionToken } from '../../realtime/subscription-token.js';
-import { SESSION_REVOKED_REASON_CODE, sessionConnections } from '../../realtime/session-connections.js';
+import { connectionOwner, ownerEndedError, sessionConnections } from '../../realtime/session-connections.js';
 import { single } from '../envelopes.js';
 import { noGrants, type OperationContext, type OperationSpec } from '../types.js';
 
@@ -88,8 +88,8 @@ export const REALTIME_SPECS = {
     id: 'Realtime.Connect', authn: 'user', scope: 'project', grants: noGrants,
     execute: async (ctx) => {
       hubOf(ctx).checkQuota(ctx.scope!.project.id, actorOf(ctx));
-      // sessionId: the adapter closes the connection when that session is revoked.
-      return { status: 200, body: { tenantId: ctx.scope!.tenant.id, projectId: ctx.scope!.project.id, branch: ctx.scope!.branch, sessionId: ctx.actor.sessionId } };
+      // owner: the adapter closes the connection when that session is revoked (or that API key deleted).
+      return { status: 200, body: { tenantId: ctx.scope!.tenant.id, projectId: ctx.scope!.project.id, branch: ctx.scope!.branch, owner: connectionOwner(ctx.actor) } };
     },
   },
   /** One `subscribe` message: validates entity and filter, reserves a quota slot; the adapter attaches it (or releases the slot). */
@@ -135,11 +135,12 @@ export const REALTIME_SPECS = {
           open: (s) => {
             clearTimeout(orphan);
             sink = s;
-            // The session's revocation ends the stream with a final `error` event.
-            const untrack = sessionConnections.track(ctx.actor.sessionId, () => {
+            // The session's revocation (or the API key's deletion) ends the stream with a final `error` event.
+            const owner = connectionOwner(ctx.actor);
+            const untrack = sessionConnections.track(owner, () => {
               detach?.();
               detach = null;
-              const revoked = unauthorized(SESSION_REVOKED_REASON_CODE, 'the session behind this stream was revoked');
+              const revoked = ownerEndedError(owner!, 'stream');
               s.send('error', JSON.stringify(toErrorEnvelope(revoked, ctx.inv.correlationId, ctx.inv.basePath)));
               s.end();
             });
