@@ -134,7 +134,8 @@ describe('hardening: an exception in the serialization step after dispatch', () 
     Object.defineProperty(node, 'mode', { value: 10n, configurable: true, writable: true });
     let r;
     try {
-      r = await fetch(`${server.url}/api/health`, { headers: { 'x-service-correlation-id': 'probe-serialization-1' } });
+      // The admin's health answer carries the node's mode (the public one is the status only).
+      r = await fetch(`${server.url}/api/health`, { headers: { 'x-service-correlation-id': 'probe-serialization-1', authorization: `Bearer ${server.adminToken}` } });
     } finally {
       if (mode === undefined) delete node.mode;
       else Object.defineProperty(node, 'mode', mode);
