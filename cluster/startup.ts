@@ -50,6 +50,9 @@ export interface StartupStepOptions {
 
 const NO_ANSWER = Symbol('no answer');
 
+/** Below this much time left no attempt is started. */
+const LAST_ATTEMPT_MS = 50;
+
 /**
  * Runs one setup step until it succeeds: transient failures are retried with
  * backoff (100 ms doubling to 1 s) until the deadline. Each attempt is told
@@ -70,10 +73,12 @@ export async function startupStep<T>(step: string, deadline: StartupDeadline, at
       result = await Promise.race([run, new Promise<typeof NO_ANSWER>((resolve) => (timer = setTimeout(resolve, remaining, NO_ANSWER)))]);
     } catch (err) {
       if (!transient(err)) throw new StartupStepFailed(step, deadline, err, false);
-      if (deadline.remainingMs < delay) throw new StartupStepFailed(step, deadline, err, true);
+      // Retry until the deadline itself: the last wait is cut to what is left, so a boot gives NATS the whole
+      // NATS_STARTUP_DEADLINE_MS; with less than a moment left, the last error is the answer.
+      if (deadline.remainingMs < LAST_ATTEMPT_MS) throw new StartupStepFailed(step, deadline, err, true);
       if (!warned) opts.onRetry?.(err);
       warned = true;
-      await new Promise((r) => setTimeout(r, delay));
+      await new Promise((r) => setTimeout(r, Math.min(delay, deadline.remainingMs - LAST_ATTEMPT_MS / 2)));
       delay = Math.min(delay * 2, 1_000);
       continue;
     } finally {

@@ -816,6 +816,8 @@ if (missing.length > 0 && CI) {
       for (let round = 1; round <= 3; round++) {
         const victim = round % 2;
         const V = NODE_IDS[victim]!;
+        // Every replica current first: a server restarted by the round before may still be catching up.
+        await nats.waitHealthy();
         const leader = await nats.metaLeader();
         assert.notEqual(leader, null, 'the NATS cluster has a JetStream meta leader before the round');
         pastOutput[victim] += node(victim).output();
@@ -838,6 +840,7 @@ if (missing.length > 0 && CI) {
           // Back even when the round failed, so the next scenario has a whole cluster.
           nats.startServer(leader!);
           await nats.waitReady();
+          await nats.waitHealthy();
         }
       }
     }));

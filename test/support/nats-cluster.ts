@@ -139,6 +139,31 @@ export class NatsCluster {
     }
   }
 
+  /**
+   * Waits until every running server answers `/healthz` with 200: JetStream is current
+   * with the meta group and with every stream and KV bucket replica it holds. A server
+   * restarted a moment ago can report a meta leader while its replicas still catch up;
+   * killing another server then would leave those groups without a quorum.
+   */
+  async waitHealthy(timeoutMs = 60_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const states = await Promise.all(this.slots.map(async (s) => {
+        if (s.proc === null || !running(s.proc)) return true;
+        try {
+          const res = await fetch(`http://127.0.0.1:${s.monitorPort}/healthz`, { signal: AbortSignal.timeout(3_000) });
+          await res.arrayBuffer();
+          return res.ok;
+        } catch {
+          return false;
+        }
+      }));
+      if (states.every(Boolean)) return;
+      if (Date.now() > deadline) throw new Error('NATS cluster not healthy in time');
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+
   async stop(): Promise<void> {
     for (let i = 0; i < this.slots.length; i++) await this.kill(i);
     rmSync(this.dir, { recursive: true, force: true });
