@@ -69,9 +69,12 @@ export async function startNode(config: NodeConfig): Promise<RunningNode> {
   const { db, label } = await openStorage(config);
   if (onDisk) secureDataDir(config.dataDir);
   let cluster: ClusterParts | null = null;
+  /** Outbox moves and audit batches: commits that need not wait for the WAL flush (PgClient.relaxedDurability). */
+  let derived: SqlClient = db;
   let natsDeadline: StartupDeadline | null = null;
   try {
     await migratePlatform(db);
+    derived = (await db.relaxedDurability?.()) ?? db;
     if (config.natsUrl !== null) {
       natsDeadline = startupDeadline(config);
       cluster = await connectClusterParts(config, log, natsDeadline);
@@ -115,16 +118,16 @@ export async function startNode(config: NodeConfig): Promise<RunningNode> {
   let outbox: OutboxKicker & { start(): void; stop(): Promise<unknown> };
   let eventTail: EventTailSource;
   if (cluster !== null) {
-    const parts = clusterOutbox(cluster, db, actors, log);
+    const parts = clusterOutbox(cluster, derived, actors, log);
     outbox = parts.driver;
     eventTail = parts.tail;
   } else {
-    const processor = new OutboxProcessor(db, log);
+    const processor = new OutboxProcessor(derived, log);
     outbox = processor;
     eventTail = new SqlEventTail(db, { signal: processor });
     processor.onCommitted(() => webhooks.kick());
   }
-  const audit = new BufferedAuditWriter(db, log);
+  const audit = new BufferedAuditWriter(derived, log);
   const inFlight = { count: 0 };
   const parts = cluster;
   const node = new NodeState({

@@ -11,7 +11,12 @@ export interface PgClientOptions {
   connectionString: string;
   /** Pool size; one node wants a few connections per core. */
   max: number;
+  /** Sessions with `synchronous_commit = off` (see relaxedDurability). */
+  asyncCommit?: boolean;
 }
+
+/** Connections of the relaxed-durability client: it carries background batches, not requests. */
+const RELAXED_POOL_SIZE = 2;
 
 /** pg's text[] (OID 1009) parser: nested arrays of strings, NULL → null. */
 const TEXT_ARRAY_OID: number = 1009;
@@ -36,12 +41,13 @@ const typeParsers = {
 export class PgClient implements SqlClient {
   readonly backend = 'postgres' as const;
   private readonly pool: pg.Pool;
+  private relaxed: Promise<SqlClient> | null = null;
 
-  constructor(opts: PgClientOptions) {
+  constructor(private readonly opts: PgClientOptions) {
     this.pool = new pg.Pool({
       connectionString: opts.connectionString,
       max: opts.max,
-      options: '-c TimeZone=UTC',
+      options: opts.asyncCommit === true ? '-c TimeZone=UTC -c synchronous_commit=off' : '-c TimeZone=UTC',
       types: typeParsers as unknown as pg.CustomTypesConfig,
     });
     // An idle client losing its connection (backend terminated) must not crash the process;
@@ -49,8 +55,10 @@ export class PgClient implements SqlClient {
     this.pool.on('error', () => {});
   }
 
-  async query<R>(sql: string, params?: readonly unknown[]): Promise<QueryResult<R>> {
-    const res = await this.pool.query(sql, params as unknown[] | undefined);
+  async query<R>(sql: string, params?: readonly unknown[], preparedName?: string): Promise<QueryResult<R>> {
+    const res = preparedName === undefined
+      ? await this.pool.query(sql, params as unknown[] | undefined)
+      : await this.pool.query({ name: preparedName, text: sql, values: params as unknown[] | undefined });
     return { rows: res.rows as R[], rowCount: res.rowCount ?? 0 };
   }
 
@@ -91,8 +99,10 @@ export class PgClient implements SqlClient {
     try {
       await client.query('BEGIN');
       const tx: SqlExecutor = {
-        query: async <R>(sql: string, params?: readonly unknown[]) => {
-          const res = await client.query(sql, params as unknown[] | undefined);
+        query: async <R>(sql: string, params?: readonly unknown[], preparedName?: string) => {
+          const res = preparedName === undefined
+            ? await client.query(sql, params as unknown[] | undefined)
+            : await client.query({ name: preparedName, text: sql, values: params as unknown[] | undefined });
           return { rows: res.rows as R[], rowCount: res.rowCount ?? 0 };
         },
       };
@@ -116,7 +126,26 @@ export class PgClient implements SqlClient {
     }
   }
 
+  /**
+   * A client whose commits do not wait for the WAL flush, for derived writes whose loss in a
+   * crash is harmless: moving outbox rows into the event log (the outbox rows come back and
+   * are moved again: each transaction is all or nothing) and audit batches (already buffered,
+   * ADR 0003). Entity writes never use it: their 201 means durable. PostgreSQL flushes WAL in
+   * order, so a synchronous commit that follows also makes every earlier one durable.
+   * CockroachDB has no such setting: there this is the client itself.
+   */
+  relaxedDurability(): Promise<SqlClient> {
+    this.relaxed ??= (async () => {
+      const v = await this.pool.query<{ v: string }>('SELECT version() AS v');
+      if (/cockroach/i.test(v.rows[0]?.v ?? '')) return this;
+      return new PgClient({ ...this.opts, max: RELAXED_POOL_SIZE, asyncCommit: true });
+    })();
+    return this.relaxed;
+  }
+
   async close(): Promise<void> {
+    const relaxed = this.relaxed === null ? null : await this.relaxed.catch(() => null);
+    if (relaxed !== null && relaxed !== this) await relaxed.close();
     await this.pool.end();
   }
 }

@@ -21,7 +21,12 @@ export interface QueryResult<R> {
 }
 
 export interface SqlExecutor {
-  query<R = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<QueryResult<R>>;
+  /**
+   * `preparedName`: run as a named prepared statement (PostgreSQL parses and plans it once per
+   * connection). Only for a fixed text compiled once, e.g. per publication: a name always stands
+   * for one text, and names are never reused for another. PGlite ignores it.
+   */
+  query<R = Record<string, unknown>>(sql: string, params?: readonly unknown[], preparedName?: string): Promise<QueryResult<R>>;
 }
 
 export interface SqlClient extends SqlExecutor {
@@ -33,5 +38,10 @@ export interface SqlClient extends SqlExecutor {
    * failure (SQLSTATE 40001), so fn must be safe to run again.
    */
   transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T>;
+  /**
+   * A client for derived background writes whose commits need not wait for the disk (see
+   * PgClient); absent where it would make no difference (PGlite: one connection).
+   */
+  relaxedDurability?(): Promise<SqlClient>;
   close(): Promise<void>;
 }

@@ -38,8 +38,15 @@ const cfg = {
   cpuProfileDir: process.env.BENCH_CPU_PROF_DIR ?? null,
   /** Another build's entry point (e.g. a worktree of an older commit): measured as a granted user in the same rounds, for before/after ratios. */
   previousScript: process.env.BENCH_PREVIOUS_SERVER ?? null,
+  /** Comma-separated subsets, for profiling one thing: BENCH_TARGETS=plinth BENCH_WORKLOADS=W3. */
+  only: { targets: listEnv('BENCH_TARGETS'), workloads: listEnv('BENCH_WORKLOADS') },
   verbose: process.env.BENCH_VERBOSE === '1',
 };
+function listEnv(name: string): Set<string> | null {
+  const raw = process.env[name];
+  return raw === undefined || raw.trim() === '' ? null : new Set(raw.split(',').map((x) => x.trim()));
+}
+
 const SERVER_ENV_UNSET = ['DATABASE_URL', 'DATA_DIR', 'NATS_URL', 'PORT', 'HOST', 'GRPC_PORT', 'SERVICE_ADMIN_TOKEN', 'DB_POOL_SIZE'];
 const HOST = '127.0.0.1';
 const ADMIN_TOKEN = `bench-admin-${Math.random().toString(36).slice(2)}${Math.random().toString(36).slice(2)}`;
@@ -142,6 +149,7 @@ async function main(): Promise<number> {
 
     const kinds: Array<'plinth' | 'plinth-previous' | 'bare' | 'bare-prepared'> = ['plinth', 'bare', 'bare-prepared'];
     if (cfg.previousScript !== null) kinds.splice(1, 0, 'plinth-previous');
+    if (cfg.only.targets !== null) for (let i = kinds.length - 1; i >= 0; i--) if (!cfg.only.targets.has(kinds[i]!)) kinds.splice(i, 1);
     for (let round = 0; round < cfg.rounds; round++) {
       const order = round % 2 === 0 ? kinds : [...kinds].reverse();
       for (const kind of order) {
@@ -168,6 +176,7 @@ async function main(): Promise<number> {
           runs.push({ target: kind, workload: 'W1', script: s.W1 }, { target: kind, workload: 'W2', script: s.W2 }, { target: kind, workload: 'W3', script: s.W3 });
         }
         for (const r of runs) {
+          if (cfg.only.workloads !== null && !cfg.only.workloads.has(r.workload)) continue;
           const m = await measure(current.url, r.script);
           log(`round ${round + 1} ${r.target} ${r.workload}: ${m.reqPerSec.toFixed(0)} req/s, p99 ${m.p99Ms.toFixed(1)} ms${m.errors > 0 ? `, ${m.errors} errors` : ''}`);
           measured.push({ round, ...r, ...m });

@@ -5,6 +5,9 @@ import type { EntityDef, FieldDef } from '../publication/model.js';
 import type { Relation } from '../publication/relations.js';
 import { constraintName, qualifiedTable } from '../publication/sql-names.js';
 
+/** Numbers the compiled entities of this process: prepared statement names never outlive their text. */
+let compiledCount = 0;
+
 const generated = (name: string, type: FieldDef['type'], references: string | null = null): FieldDef => ({
   name, type, nullable: false, unique: name === 'id', default: null, values: [], references,
 });
@@ -31,6 +34,8 @@ export class CompiledEntity implements FilterableEntity {
   readonly liveClause: string;
   readonly relations: ReadonlyMap<string, Relation>;
   readonly fieldOfConstraint: ReadonlyMap<string, string>;
+  /** `GET /{entity}/{id}`: its SQL, and the prepared statement name that stands for exactly that text. */
+  readonly readById: { sql: string; name: string };
   /** Filled after every entity of the publication is compiled. */
   private peers: ReadonlyMap<string, CompiledEntity> = new Map();
 
@@ -51,6 +56,9 @@ export class CompiledEntity implements FilterableEntity {
     this.selectList = cols.map((c) => `t.${c}`).join(', ');
     this.returningList = cols.join(', ');
     this.liveClause = def.softDelete ? ' AND t."deletedAt" IS NULL' : '';
+    // A new name per compiled entity (so per publication): a column that changed type under the same
+    // text gets a fresh plan instead of PostgreSQL's "cached plan must not change result type".
+    this.readById = { sql: `SELECT ${this.selectList} FROM ${this.table} t WHERE t.id = $1${this.liveClause}`, name: `plinth_read_${++compiledCount}` };
     this.relations = relations;
     const byConstraint = new Map<string, string>();
     for (const f of def.fields) {

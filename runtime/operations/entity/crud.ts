@@ -36,7 +36,7 @@ export const readOp = entitySpec(
     const fields = parseFieldsParam(entity, ctx.inv.query.get('fields'));
     const include = parseInclude(entity, ctx.inv.query.get('include'));
     const db = ctx.services.db;
-    const res = await db.query<Record<string, unknown>>(`SELECT ${entity.selectList} FROM ${entity.table} t WHERE t.id = $1${entity.liveClause}`, [id]);
+    const res = await db.query<Record<string, unknown>>(entity.readById.sql, [id], entity.readById.name);
     const row = res.rows[0];
     if (row === undefined) throw rowNotFound(entity);
     const etag = etagOf(row);

@@ -9,6 +9,8 @@ import { checkTarget } from './url-guard.js';
 const S = PLATFORM_SCHEMA;
 /** How long the router waits on a gap in the event log's seq before stepping over it. */
 const GAP_GRACE_MS = 2_000;
+/** Least time between two rounds started by kicks: webhooks wait at most this much longer, and a write burst costs a round per 25 ms, not per commit. */
+const MIN_ROUND_GAP_MS = 25;
 
 export interface DispatcherOptions {
   nodeId: string;
@@ -79,6 +81,11 @@ export class WebhookDispatcher implements OutboundWebhooks {
   private running: Promise<void> | null = null;
   private again = false;
   private stopped = false;
+  /** When the last round started, and the timer of a kick held back until MIN_ROUND_GAP_MS has passed. */
+  private lastRoundAt = 0;
+  private heldKick: NodeJS.Timeout | null = null;
+  /** False when the last route() stopped at its batch limit (more events are waiting). */
+  private routedAll = true;
   private readonly inFlight = new Set<Promise<unknown>>();
   private readonly intervalMs: number;
   private readonly batchSize: number;
@@ -101,30 +108,52 @@ export class WebhookDispatcher implements OutboundWebhooks {
     this.kick();
   }
 
+  /**
+   * Asks for a round. Under a stream of writes every outbox commit kicks; rounds are
+   * spaced at least MIN_ROUND_GAP_MS apart so that one round routes the events of
+   * many commits (a round is a six-statement transaction) instead of one each.
+   * A round that filled its batch still runs the next one at once.
+   */
   kick(): void {
     if (this.stopped) return;
     if (this.running !== null) {
       this.again = true;
       return;
     }
+    const wait = this.lastRoundAt + MIN_ROUND_GAP_MS - Date.now();
+    if (wait > 0) {
+      if (this.heldKick === null) {
+        this.heldKick = setTimeout(() => {
+          this.heldKick = null;
+          this.kick();
+        }, wait);
+        this.heldKick.unref();
+      }
+      return;
+    }
     this.running = (async () => {
       try {
+        let full: boolean;
         do {
+          this.lastRoundAt = Date.now();
           this.again = false;
           await this.route();
           const n = await this.dispatchRound();
-          if (n === this.batchSize) this.again = true;
-        } while (this.again && !this.stopped);
+          full = !this.routedAll || n === this.batchSize;
+        } while (full && !this.stopped);
       } catch (err) {
         this.log.warn('webhook dispatch round failed; will retry', { error: err instanceof Error ? err.message : String(err) });
       } finally {
         this.running = null;
       }
+      // Kicks that came during the round get one more, spaced like any other.
+      if (this.again) this.kick();
     })();
   }
 
   /** Moves new events into delivery rows. Returns the deliveries created. */
   async route(): Promise<number> {
+    this.routedAll = true;
     return this.db.transaction(async (tx) => {
       const cur = (await tx.query<{ last_seq: string; gap_expired: boolean | null }>(
         `SELECT last_seq, now() - gap_since > ($1::int * interval '1 millisecond') AS gap_expired FROM ${S}.webhook_router_cursor WHERE id = 1 FOR UPDATE`, [GAP_GRACE_MS],
@@ -179,7 +208,7 @@ export class WebhookDispatcher implements OutboundWebhooks {
         [last.toString(), blocked],
       );
       this.stats.routed += created;
-      if (events.length === 500 && !blocked) this.again = true;
+      this.routedAll = !(events.length === 500 && !blocked);
       return created;
     });
   }
@@ -265,6 +294,7 @@ export class WebhookDispatcher implements OutboundWebhooks {
   async stop(timeoutMs = this.timeoutMs + 2_000): Promise<void> {
     this.stopped = true;
     if (this.timer !== null) clearInterval(this.timer);
+    if (this.heldKick !== null) clearTimeout(this.heldKick);
     const all = Promise.all([this.running, ...this.inFlight]);
     await Promise.race([all, new Promise((r) => setTimeout(r, timeoutMs).unref())]);
   }
