@@ -1,3 +1,4 @@
+import { call, expectStatus, type ApiAnswer } from './http-call.js';
 import { ENTITY_NAME, ENTITY_PATH, ITEM_FIELDS, SEED_PREFIX, makeItem } from './item-model.js';
 
 /** What the workloads need to talk to one bootstrapped project. */
@@ -9,35 +10,6 @@ export interface Fixture {
   headers: Record<string, string>;
   /** Ids of the seeded rows, for point reads. */
   ids: string[];
-}
-
-interface ApiAnswer {
-  status: number;
-  body: unknown;
-  text: string;
-}
-
-async function call(method: string, url: string, headers: Record<string, string>, body?: unknown): Promise<ApiAnswer> {
-  const res = await fetch(url, {
-    method,
-    headers: body === undefined ? headers : { ...headers, 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-    signal: AbortSignal.timeout(60_000),
-  });
-  const text = await res.text();
-  let parsed: unknown;
-  try {
-    parsed = text === '' ? undefined : JSON.parse(text);
-  } catch {
-    parsed = undefined;
-  }
-  return { status: res.status, body: parsed, text };
-}
-
-function expectStatus(what: string, answer: ApiAnswer, status: number): void {
-  if (answer.status !== status) {
-    throw new Error(`${what}: expected ${status}, got ${answer.status}: ${answer.text.slice(0, 500)}`);
-  }
 }
 
 function dataId(what: string, answer: ApiAnswer): string {

@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { call, expectStatus as expect } from '../http-call.js';
 import { ENTITY_NAME, ENTITY_PATH, ORDER_FIELDS, SEED_PREFIX, makeOrder, qualifiedTable } from './order-model.js';
 
 /** One bootstrapped project: the admin's headers, a granted user's credentials, and the seeded ids. */
@@ -10,33 +11,6 @@ export interface Fixture {
   adminToken: string;
   user: { email: string; password: string };
   ids: string[];
-}
-
-interface Answer {
-  status: number;
-  body: any;
-  text: string;
-}
-
-async function call(method: string, url: string, headers: Record<string, string>, body?: unknown): Promise<Answer> {
-  const res = await fetch(url, {
-    method,
-    headers: body === undefined ? headers : { ...headers, 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-    signal: AbortSignal.timeout(120_000),
-  });
-  const text = await res.text();
-  let parsed: unknown;
-  try {
-    parsed = text === '' ? undefined : JSON.parse(text);
-  } catch {
-    parsed = undefined;
-  }
-  return { status: res.status, body: parsed, text };
-}
-
-function expect(what: string, a: Answer, status: number): void {
-  if (a.status !== status) throw new Error(`${what}: expected ${status}, got ${a.status}: ${a.text.slice(0, 400)}`);
 }
 
 const SEED_BATCH = 1000;
@@ -52,7 +26,7 @@ export async function bootstrap(url: string, adminToken: string, rows: number): 
   expect('tenant', await call('POST', `${url}/api/TenantRecord`, admin, { slug: tenantSlug, name: 'Bench' }), 201);
   const p = await call('POST', `${url}/api/projects/create`, admin, { tenant: tenantSlug, slug: projectSlug, name: 'Shop' });
   expect('project', p, 201);
-  const projectId = p.body.data.id as string;
+  const projectId = (p.body as { data: { id: string } }).data.id;
   const scopeHeaders = { 'x-service-tenant': tenantSlug, 'x-service-project': projectSlug };
   const adminScoped = { ...admin, ...scopeHeaders };
   expect('entity', await call('POST', `${url}/api/Schema/entities`, adminScoped, { entityName: ENTITY_NAME, fields: ORDER_FIELDS }), 201);
@@ -62,7 +36,7 @@ export async function bootstrap(url: string, adminToken: string, rows: number): 
     const items = Array.from({ length: Math.min(SEED_BATCH, rows - start) }, (_, k) => makeOrder(start + k, SEED_PREFIX));
     const a = await call('POST', `${url}/api/${ENTITY_PATH}/batch`, adminScoped, { items });
     expect(`seed batch at ${start}`, a, 201);
-    for (const r of a.body.data as Array<{ id: string }>) ids.push(r.id);
+    for (const r of (a.body as { data: Array<{ id: string }> }).data) ids.push(r.id);
   }
 
   for (const grant of ['entity:Order:read', 'entity:Order:insert']) {
@@ -78,7 +52,8 @@ export async function userToken(url: string, f: Fixture): Promise<string> {
   const a = await call('POST', `${url}/api/identity/login`, f.scopeHeaders, f.user);
   expect('login', a, 200);
   // Builds before the CONTRACT fix answered under `data` (BENCH_PREVIOUS_SERVER may be one).
-  const token = a.body.accessToken ?? a.body.data?.accessToken;
+  const body = a.body as { accessToken?: string; data?: { accessToken?: string } };
+  const token = body.accessToken ?? body.data?.accessToken;
   if (typeof token !== 'string') throw new Error(`login: no accessToken in ${a.text.slice(0, 200)}`);
   return token;
 }
