@@ -24,9 +24,15 @@ const rssMb = (): number => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync('/proc/
  * A full collection, so the figure is the live set rather than garbage V8 has not collected yet
  * (opening PGlite leaves ~300 MB of dead initdb memory behind until the next major GC).
  */
-function collectGarbage(): void {
+async function collectGarbage(): Promise<void> {
   setFlagsFromString('--expose-gc');
-  (runInNewContext('gc') as () => void)();
+  const gc = runInNewContext('gc') as () => void;
+  // Several rounds with turns of the event loop between: a dropped WebAssembly.Memory is only
+  // unmapped once its finalization has run, which one synchronous collection does not wait for.
+  for (let i = 0; i < 3; i++) {
+    gc();
+    await new Promise((r) => setTimeout(r, 100));
+  }
 }
 
 /**
@@ -66,8 +72,12 @@ describe('embedded PGlite memory', () => {
         const r = i % 3 === 0 ? await client.post('/api/notes', { title: `more ${i}`, n: i }) : await client.get(`/api/notes/${ids[i % ids.length]}`);
         assert.ok(r.status === 200 || r.status === 201, r.text);
       }
-      collectGarbage();
-      const rss = rssMb();
+      // The dead initdb memory goes at a full collection once its finalizer has run; give that a few chances.
+      let rss = Infinity;
+      for (let round = 0; round < 5 && rss >= RSS_BOUND_MB; round++) {
+        await collectGarbage();
+        rss = rssMb();
+      }
       t.diagnostic(`RSS ${rss.toFixed(0)} MB`);
       assert.ok(rss < RSS_BOUND_MB, `RSS ${rss.toFixed(0)} MB, bound ${RSS_BOUND_MB} MB`);
     });
