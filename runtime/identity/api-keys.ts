@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { RevocationSignals } from './revocation-signals.js';
 import { PLATFORM_SCHEMA, type SqlExecutor } from '../../storage/index.js';
 import type { Actor } from '../operations/types.js';
 import { sameHash } from './tokens.js';
@@ -61,8 +62,7 @@ type Listener = (keyId: string) => void;
 export class ApiKeyVerifier {
   private readonly cache = new Map<string, Entry>();
   private readonly tombstones = new Map<string, number>();
-  private readonly listeners = new Set<Listener>();
-  private readonly endedListeners = new Set<Listener>();
+  private readonly signals = new RevocationSignals();
 
   constructor(private readonly db: SqlExecutor, private readonly ttlMs = API_KEY_CACHE_TTL_MS, private readonly now: () => number = Date.now) {}
 
@@ -88,18 +88,12 @@ export class ApiKeyVerifier {
     this.cache.delete(keyId);
     this.tombstones.set(keyId, t + TOMBSTONE_MS);
     if (this.tombstones.size > MAX_ENTRIES) for (const [id, until] of this.tombstones) if (until <= t) this.tombstones.delete(id);
-    if (notify) for (const l of this.listeners) {
-      try { l(keyId); } catch { /* a listener must not break revocation */ }
-    }
-    for (const l of this.endedListeners) {
-      try { l(keyId); } catch { /* a listener must not break revocation */ }
-    }
+    this.signals.emit(keyId, notify);
   }
 
   /** Called with every key id this node revokes (to broadcast it to the cluster). Returns an unsubscribe. */
   onRevoked(listener: Listener): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
+    return this.signals.onRevoked(listener);
   }
 
   /**
@@ -108,8 +102,7 @@ export class ApiKeyVerifier {
    * connections. Returns an unsubscribe.
    */
   onEnded(listener: Listener): () => void {
-    this.endedListeners.add(listener);
-    return () => this.endedListeners.delete(listener);
+    return this.signals.onEnded(listener);
   }
 
   private deleted(keyId: string): boolean {

@@ -1,4 +1,5 @@
 import { ACCESS_TOKEN_TTL_SECONDS } from './constants.js';
+import { RevocationSignals } from './revocation-signals.js';
 
 type Listener = (sessionId: string) => void;
 
@@ -12,8 +13,7 @@ type Listener = (sessionId: string) => void;
  */
 export class RevokedSessions {
   private readonly until = new Map<string, number>();
-  private readonly listeners = new Set<Listener>();
-  private readonly endedListeners = new Set<Listener>();
+  private readonly signals = new RevocationSignals();
   private lastSweep = 0;
 
   constructor(private readonly ttlMs = ACCESS_TOKEN_TTL_SECONDS * 1000 + 60_000, private readonly now: () => number = Date.now) {}
@@ -23,12 +23,7 @@ export class RevokedSessions {
     const t = this.now();
     this.until.set(sessionId, t + this.ttlMs);
     this.sweep(t);
-    if (notify) for (const l of this.listeners) {
-      try { l(sessionId); } catch { /* a listener must not break revocation */ }
-    }
-    for (const l of this.endedListeners) {
-      try { l(sessionId); } catch { /* a listener must not break revocation */ }
-    }
+    this.signals.emit(sessionId, notify);
   }
 
   has(sessionId: string): boolean {
@@ -47,8 +42,7 @@ export class RevokedSessions {
 
   /** Called with every session id this node revokes (e.g. to broadcast it to the cluster). Returns an unsubscribe. */
   onRevoked(listener: Listener): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
+    return this.signals.onRevoked(listener);
   }
 
   /**
@@ -57,8 +51,7 @@ export class RevokedSessions {
    * connections. Returns an unsubscribe.
    */
   onEnded(listener: Listener): () => void {
-    this.endedListeners.add(listener);
-    return () => this.endedListeners.delete(listener);
+    return this.signals.onEnded(listener);
   }
 
   private sweep(t: number): void {
