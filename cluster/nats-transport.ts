@@ -5,12 +5,13 @@ import {
   type Msg,
 } from '@nats-io/transport-node';
 import { ActorId } from '../actors/actor-id.js';
-import { ActorReason, askTimeout } from '../actors/errors.js';
+import { askTimeout } from '../actors/errors.js';
 import { ServiceError } from '../runtime/errors/service-error.js';
 import type { Logger } from '../runtime/log.js';
-import { decodeEnvelope, decodeReply, encodeReply } from './codec.js';
+import { decodeReply } from './codec.js';
+import { answerRemote, drainSubscription, type Serving } from './actor-serving.js';
 import { OWNED, Placement, RELEASING, unsubscribe } from './placement.js';
-import { encodeReplyValue, encodeRequest, isNoResponders, isTimeout, nonPlain, respond } from './nats-wire.js';
+import { encodeRequest, isNoResponders, isTimeout, nonPlain } from './nats-wire.js';
 import { ClusterReason, notOwner, ownerUnreachable, payloadTooLarge, placementUnavailable, transportClosed } from './errors.js';
 import { LEASE_DEFAULTS, PlacementLeases, type Lease, type LeaseLoss } from './leases.js';
 import type { ClusterConnection } from './nats-connection.js';
@@ -48,8 +49,6 @@ export const NATS_TRANSPORT_DEFAULTS = {
 const BACKOFF_MIN_MS = 5;
 const BACKOFF_MAX_MS = 200;
 
-/** Longest wait for a subscription drain during a hand-off. */
-const DRAIN_LIMIT_MS = 1_000;
 
 const CLAIM_AGAIN = 0;
 const CLAIM_HELD = 1;
@@ -92,6 +91,8 @@ export class NatsActorTransport implements ActorTransport {
   private readonly requestTimeoutMs: number;
   private closed = false;
   private closing: Promise<void> | null = null;
+  /** What the owner's side (actor-serving.ts) needs to answer other nodes' requests. */
+  private readonly serving: Serving;
 
   constructor(
     private readonly conn: ClusterConnection,
@@ -102,6 +103,7 @@ export class NatsActorTransport implements ActorTransport {
     this.ttlMs = opts.leaseTtlMs ?? NATS_TRANSPORT_DEFAULTS.leaseTtlMs;
     this.marginMs = opts.leaseSafetyMarginMs;
     this.requestTimeoutMs = opts.requestTimeoutMs ?? NATS_TRANSPORT_DEFAULTS.requestTimeoutMs;
+    this.serving = { nodeId: this.nodeId, log: this.log, refusals: this.refusals, host: () => this.host, current: (p) => this.placements.get(p.id.str) === p };
     if (!Number.isInteger(this.requestTimeoutMs) || this.requestTimeoutMs < 1) {
       throw new ServiceError('VALIDATION_FAILED', 'Actor.InvalidOptions', 'requestTimeoutMs must be a positive integer');
     }
@@ -278,7 +280,7 @@ export class NatsActorTransport implements ActorTransport {
       return CLAIM_HELD;
     }
     try {
-      p.sub = this.conn.nc.subscribe(p.id.subject, { callback: (err, m) => this.onRemote(p, err, m) });
+      p.sub = this.conn.nc.subscribe(p.id.subject, { callback: (err, m) => answerRemote(this.serving, p, err, m) });
     } catch {
       // Only a closed connection makes subscribe() throw.
       this.placements.delete(key);
@@ -299,7 +301,7 @@ export class NatsActorTransport implements ActorTransport {
     p.state = RELEASING;
     p.nextSettled();
     try {
-      await this.drainSubscription(p);
+      await drainSubscription(p, this.conn);
       await this.leases!.release(p.lease!);
     } finally {
       if (this.placements.get(p.id.str) === p) this.placements.delete(p.id.str);
@@ -339,71 +341,6 @@ export class NatsActorTransport implements ActorTransport {
       return clonePlainData(value);
     } catch (err) {
       throw nonPlain(err, 'INTERNAL', 'Actor.NonPlainReply', 'reply');
-    }
-  }
-
-  /** A request from another node on the actor's subject. */
-  private onRemote(p: Placement, err: Error | null, m: Msg): void {
-    if (err !== null) {
-      this.log.warn('actor subscription error', { actor: p.id.str, error: String(err) });
-      return;
-    }
-    if (this.placements.get(p.id.str) !== p) return; // lost or released: someone else may own it now, stay silent
-    if (p.state === RELEASING || !p.lease!.valid) {
-      // Still ours in the bucket, so nobody else ran it: tell the caller to retry.
-      if (p.state === RELEASING) respond(m, encodeReply({ ok: false, error: toWireError(notOwner(p.id.str, this.nodeId)) }));
-      return;
-    }
-    let env: ActorEnvelope;
-    try {
-      env = decodeEnvelope(m.data);
-    } catch (e) {
-      respond(m, encodeReply({ ok: false, error: toWireError(e) }));
-      return;
-    }
-    if (env.target.kind !== p.id.kind || env.target.key !== p.id.key) {
-      respond(m, encodeReply({ ok: false, error: toWireError(new ServiceError('INTERNAL', 'Actor.MalformedMessage', 'envelope target does not match its subject')) }));
-      return;
-    }
-    p.delivered = true;
-    void this.serve(p, env, m);
-  }
-
-  private async serve(p: Placement, env: ActorEnvelope, m: Msg): Promise<void> {
-    let bytes: Uint8Array;
-    try {
-      const value = await this.host!.deliverLocal({ target: p.id, type: env.type, payload: env.payload, correlationId: env.correlationId });
-      bytes = encodeReplyValue(value);
-    } catch (err) {
-      bytes = encodeReply({ ok: false, error: toWireError(this.didNotRun(err) ? notOwner(p.id.str, this.nodeId) : err) });
-    }
-    if (!respond(m, bytes)) respond(m, encodeReply({ ok: false, error: toWireError(payloadTooLarge('reply')) }));
-  }
-
-  /**
-   * Refused by admit(), or the system is draining: the message did not run
-   * and the lease is still ours, so nobody else ran it either. The caller
-   * retries and lands on the next owner.
-   */
-  private didNotRun(err: unknown): boolean {
-    return this.refusals.has(err as object) || (ServiceError.is(err) && err.reasonCode === ActorReason.SystemStopped);
-  }
-
-  private async drainSubscription(p: Placement): Promise<void> {
-    const sub = p.sub;
-    if (sub === null || this.conn.nc.isClosed()) {
-      unsubscribe(p);
-      return;
-    }
-    let timer: NodeJS.Timeout | undefined;
-    try {
-      // Bounded: while disconnected a drain would wait for the reconnect.
-      await Promise.race([sub.drain(), new Promise((resolve) => (timer = setTimeout(resolve, DRAIN_LIMIT_MS)))]);
-    } catch {
-      // connection closed meanwhile
-    } finally {
-      clearTimeout(timer);
-      unsubscribe(p);
     }
   }
 
