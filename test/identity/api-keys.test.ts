@@ -5,6 +5,7 @@
  * without secrets, and refused from the request after its deletion, on this
  * node and (cluster test) on every other node at once.
  */
+import { collectBody } from '../support/stream-body.js';
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -166,23 +167,15 @@ forEachBackend('API keys', (backend) => {
       assert.ok(inbox.some((m) => m.type === 'subscribed'), JSON.stringify(inbox));
       const sse = await fetch(`${server.url}/api/realtime/sse?entity=Order`, { headers, signal: abort.signal });
       assert.equal(sse.status, 200);
-      const reader = sse.body!.getReader();
-      let text = '';
-      const ended = (async () => {
-        for (;;) {
-          const { done, value } = await reader.read();
-          if (done) return true;
-          text += Buffer.from(value).toString('utf8');
-        }
-      })().catch(() => false);
+      const stream = collectBody(sse);
 
       expectStatus(await admin.delete(`/api/projects/${projectId}/api-keys/${id}`), 204);
       const code = await Promise.race([closed, new Promise<null>((r) => setTimeout(() => r(null), 5_000))]);
       assert.equal(code, 4401, `the WebSocket stayed open after its key was deleted: ${JSON.stringify(inbox)}`);
       assert.deepEqual([inbox.at(-1)!.type, inbox.at(-1)!.reasonCode], ['error', 'ApiKey.Revoked']);
-      const done = await Promise.race([ended, new Promise<null>((r) => setTimeout(() => r(null), 5_000))]);
-      assert.notEqual(done, null, `the SSE stream stayed open after its key was deleted: ${JSON.stringify(text)}`);
-      assert.match(text, /event: error\ndata: .*ApiKey\.Revoked/);
+      const done = await Promise.race([stream.ended, new Promise<null>((r) => setTimeout(() => r(null), 5_000))]);
+      assert.notEqual(done, null, `the SSE stream stayed open after its key was deleted: ${JSON.stringify(stream.text)}`);
+      assert.match(stream.text, /event: error\ndata: .*ApiKey\.Revoked/);
     } finally {
       abort.abort();
       ws.terminate();
@@ -263,15 +256,7 @@ describe('API keys in cluster mode', { skip: !clusterReady && process.env.CI !==
       headers: { authorization: `Bearer ${secret}`, 'x-service-tenant': tenant, 'x-service-project': project }, signal: abort.signal,
     });
     assert.equal(sse.status, 200);
-    const reader = sse.body!.getReader();
-    let text = '';
-    const ended = (async () => {
-      for (;;) {
-        const { done, value } = await reader.read();
-        if (done) return true;
-        text += Buffer.from(value).toString('utf8');
-      }
-    })().catch(() => false);
+    const stream = collectBody(sse);
     r = await onB.get('/api/orders');
     expectStatus(r, 200);
     const warmedAt = Date.now();
@@ -284,9 +269,9 @@ describe('API keys in cluster mode', { skip: !clusterReady && process.env.CI !==
       await new Promise((res) => setTimeout(res, 20));
     }
     assert.equal(status, 401, 'node B still accepted the deleted key');
-    const done = await Promise.race([ended, new Promise<null>((res) => setTimeout(() => res(null), 5_000))]);
+    const done = await Promise.race([stream.ended, new Promise<null>((res) => setTimeout(() => res(null), 5_000))]);
     abort.abort();
-    assert.notEqual(done, null, `node B kept the deleted key's SSE stream open: ${JSON.stringify(text)}`);
-    assert.match(text, /ApiKey\.Revoked/);
+    assert.notEqual(done, null, `node B kept the deleted key's SSE stream open: ${JSON.stringify(stream.text)}`);
+    assert.match(stream.text, /ApiKey\.Revoked/);
   });
 });

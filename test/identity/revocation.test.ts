@@ -4,6 +4,7 @@
  * revocation closes (WebSocket 4401 with a final error message) so that no
  * further change reaches them.
  */
+import { collectBody } from '../support/stream-body.js';
 import { after, before, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
@@ -125,25 +126,17 @@ forEachBackend('session revocation', (backend: Backend) => {
       headers: { authorization: `Bearer ${u.token}`, 'x-service-tenant': p.tenant, 'x-service-project': p.project }, signal: abort.signal,
     });
     assert.equal(res.status, 200);
-    const reader = res.body!.getReader();
-    let text = '';
-    const ended = (async () => {
-      for (;;) {
-        const { done, value } = await reader.read();
-        if (done) return true;
-        text += Buffer.from(value).toString('utf8');
-      }
-    })().catch(() => false);
+    const stream = collectBody(res);
     try {
       const order = await p.client.post('/api/orders', { status: 'open' });
       const deadline = Date.now() + 10_000;
-      while (!text.includes(order.body.data.id) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-      assert.ok(text.includes(order.body.data.id), `no change before the revocation: ${text}`);
+      while (!stream.text.includes(order.body.data.id) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      assert.ok(stream.text.includes(order.body.data.id), `no change before the revocation: ${stream.text}`);
       expectStatus(await p.client.delete(`/api/identity/sessions/${u.sessionId}`), 204);
-      const done = await Promise.race([ended, new Promise<null>((r) => setTimeout(() => r(null), 5_000))]);
+      const done = await Promise.race([stream.ended, new Promise<null>((r) => setTimeout(() => r(null), 5_000))]);
       // true: a clean end; false: the socket closed under the reader. Either way the stream is over.
-      assert.notEqual(done, null, `the SSE stream stayed open after its session was revoked: ${JSON.stringify(text)}`);
-      assert.match(text, /event: error\ndata: .*Identity\.SessionRevoked/);
+      assert.notEqual(done, null, `the SSE stream stayed open after its session was revoked: ${JSON.stringify(stream.text)}`);
+      assert.match(stream.text, /event: error\ndata: .*Identity\.SessionRevoked/);
     } finally {
       abort.abort();
     }
