@@ -21,13 +21,19 @@ export type Outcome = { ok: true; result: Result } | { ok: false; error: Service
 export async function dispatch(inv: Invocation, services: Services): Promise<Outcome> {
   const ctx: OperationContext = {
     inv, services, actor: ANONYMOUS, scope: null, operationId: inv.operation.id, entity: null, entityOperation: null, rowPolicy: null,
+    trace: { stage: 1, evaluatedFilter: null, fieldMasks: [] },
   };
   try {
     ctx.actor = await authenticate(ctx); // 1
-    ctx.scope = await resolveScope(ctx); // 2
-    evaluateGovernance(ctx); // 3
-    await checkGrants(ctx); // 4
-    evaluateRowPolicy(ctx); // 5
+    ctx.trace.stage = 2;
+    ctx.scope = await resolveScope(ctx);
+    ctx.trace.stage = 3;
+    evaluateGovernance(ctx);
+    ctx.trace.stage = 4;
+    await checkGrants(ctx);
+    ctx.trace.stage = 5;
+    evaluateRowPolicy(ctx);
+    ctx.trace.stage = 6;
     const result = await inv.operation.execute(ctx);
     recordEvidence(ctx, result.status, null); // 6
     return { ok: true, result };

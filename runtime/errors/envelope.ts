@@ -15,6 +15,8 @@ export interface ErrorEnvelope {
     errors?: Array<{ field: string; reasonCode: string; message: string }>;
     errorCount?: number;
     truncated?: boolean;
+    decision?: string;
+    requiredStrength?: string;
   };
 }
 
@@ -31,6 +33,8 @@ export function toErrorEnvelope(err: ServiceError, correlationId: string, basePa
   if (d.field !== undefined) body.field = d.field;
   if (d.bindingId !== undefined) body.bindingId = d.bindingId;
   if (d.missingGrants !== undefined) body.missingGrants = d.missingGrants;
+  if (d.decision !== undefined) body.decision = d.decision;
+  if (d.requiredStrength !== undefined) body.requiredStrength = d.requiredStrength;
   if (d.errors !== undefined) {
     body.errors = d.errors;
     body.errorCount = d.errorCount ?? d.errors.length;

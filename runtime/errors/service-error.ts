@@ -12,6 +12,10 @@ export interface ErrorDetails {
   errors?: Array<{ field: string; reasonCode: string; message: string }>;
   /** How many problems were found in all; above `errors.length` the list was cut (`truncated` in the envelope). */
   errorCount?: number;
+  /** An access decision other than a plain Deny (`Challenge` for step-up; CONTRACT: Step-up). */
+  decision?: string;
+  /** The authentication strength a step-up challenge must reach (`mfa-totp`, `mfa-webauthn`). */
+  requiredStrength?: string;
   /** Extra response headers (quota headers, Allow, …). */
   headers?: Record<string, string>;
 }

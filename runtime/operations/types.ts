@@ -24,6 +24,32 @@ export interface Actor {
   apiKeyId?: string;
   /** API keys only: the key's grant strings, the whole of what stage 4 lets it do. */
   keyGrants?: ReadonlySet<string>;
+  /**
+   * How strongly the session was authenticated, as carried by its access
+   * token: `password` for a login, `mfa-totp` / `mfa-webauthn` for a token
+   * elevated through a step-up challenge. Absent: `password`.
+   */
+  strength?: AuthStrength;
+}
+
+/** Authentication strengths, weakest first (CONTRACT: Step-up). */
+export const AUTH_STRENGTHS = ['password', 'mfa-totp', 'mfa-webauthn'] as const;
+export type AuthStrength = (typeof AUTH_STRENGTHS)[number];
+
+/** The decisions stage 6 records and Explainability reports (CONTRACT: Explainability). */
+export type AccessDecision = 'Allow' | 'Deny' | 'Mask' | 'Challenge' | 'Error';
+
+/**
+ * What the pipeline decided along the way, for stage 6's record and for
+ * Explainability. `stage` is the stage running (1–5) or 6 once the
+ * operation executed; on an error it names the stage that refused.
+ */
+export interface DecisionTrace {
+  stage: number;
+  /** The row filter applied (request filter ANDed with the caller's row policy, `$actor` substituted); null when none. */
+  evaluatedFilter: unknown;
+  /** Fields removed from the caller's rows by a field mask; empty when nothing is masked. */
+  fieldMasks: readonly string[];
 }
 
 const NONE: Readonly<Record<string, string>> = Object.freeze({});
@@ -111,6 +137,8 @@ export interface OperationContext {
   entityOperation: EntityOperation | null;
   /** Row policy from stage 5 (a filter to AND into every read/write); none yet. */
   rowPolicy: null;
+  /** Filled by the stages as they decide; read by stage 6 (runtime/pipeline/evidence.ts). */
+  trace: DecisionTrace;
 }
 
 export type Authn = 'public' | 'user' | 'admin';
