@@ -19,12 +19,12 @@ export function prng(seed: number): () => number {
 }
 
 export type Kind =
-  | 'list' | 'count' | 'read' | 'relation' | 'update' | 'delete' | 'batchUpdate' | 'batchDelete'
+  | 'list' | 'count' | 'read' | 'relation' | 'update' | 'replace' | 'delete' | 'batchUpdate' | 'batchDelete'
   | 'create' | 'batchCreate' | 'eventsList' | 'eventRead' | 'eventsTail' | 'me';
 
 /** Relative weights: reads dominate, writes are frequent enough to hit foreign ids often. */
 const WEIGHTS: [Kind, number][] = [
-  ['list', 12], ['count', 7], ['read', 14], ['relation', 6], ['update', 12], ['delete', 5],
+  ['list', 12], ['count', 7], ['read', 14], ['relation', 6], ['update', 10], ['replace', 4], ['delete', 5],
   ['batchUpdate', 6], ['batchDelete', 4], ['create', 6], ['batchCreate', 3],
   ['eventsList', 6], ['eventRead', 5], ['eventsTail', 2], ['me', 3],
 ];
@@ -33,6 +33,7 @@ const TOTAL_WEIGHT = WEIGHTS.reduce((s, [, w]) => s + w, 0);
 /** A write's intended effect on one row, checked against the oracle when it succeeds. */
 export type Effect =
   | { op: 'update'; id: string; entity: 'notes' | 'folders'; text: string }
+  | { op: 'replace'; id: string; entity: 'notes'; owner: string; title: string; secret: string; folder: string }
   | { op: 'delete'; id: string; entity: 'notes' }
   | { op: 'create'; entity: 'notes'; folder: string; owner: string; title: string; secret: string };
 
@@ -137,6 +138,14 @@ export class RequestGenerator {
         const text = this.text(actor, this.ownerIndex(id, ownUser));
         return made({ method: 'PATCH', path: `/api/${entity}/${id}`, body: entity === 'notes' ? { title: text } : { name: text }, effects: [{ op: 'update', id, entity, text }] });
       }
+      case 'replace': {
+        // PUT writes every field, the reference included: a folder of any project.
+        const id = use(this.id('notes', project));
+        const owner = this.ownerSubject(actor, this.ownerIndex(id, ownUser));
+        const title = this.text(actor, this.ownerIndex(id, ownUser));
+        const body = { owner, title, secret: `${title}-secret`, folder: use(this.id('folders', project)) };
+        return made({ method: 'PUT', path: `/api/notes/${id}`, body, effects: [{ op: 'replace', id, entity: 'notes', ...body }] });
+      }
       case 'delete': {
         // Notes only: a folder's delete would touch its notes through the reference.
         const id = use(this.id('notes', project));
@@ -156,7 +165,7 @@ export class RequestGenerator {
         const count = kind === 'create' ? 1 : 1 + Math.floor(this.rnd() * 2);
         const effects: Effect[] = [];
         for (let i = 0; i < count; i++) {
-          const owner = actor.subjectId ?? this.world.actors.find((a) => a.project === actor.project && a.user === ownUser)!.subjectId!;
+          const owner = this.ownerSubject(actor, ownUser);
           const mk = marker(actor.project, ownUser);
           effects.push({ op: 'create', entity: 'notes', folder: use(this.id('folders', project)), owner, title: `${mk}new-${this.n}-${i}`, secret: `${mk}new-secret-${this.n}-${i}` });
         }
@@ -186,6 +195,11 @@ export class RequestGenerator {
     const out = new Set<string>();
     for (let i = 0; i < count; i++) out.add(use(this.id('notes', project)));
     return [...out];
+  }
+
+  /** The subject a write names as owner: the user itself, or for the API key user `ownerUser` of its project. */
+  private ownerSubject(actor: Actor, ownerUser: number): string {
+    return actor.subjectId ?? this.world.actors.find((a) => a.project === actor.project && a.user === ownerUser)!.subjectId!;
   }
 
   /** The user index (0/1) owning a live row, or `fallback`. */

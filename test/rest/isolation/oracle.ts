@@ -66,7 +66,12 @@ function applyEffect(world: World, req: GeneratedRequest, effect: Effect, create
   if (row === undefined || row.entity !== effect.entity) return `${effect.op} of ${effect.entity}/${effect.id} succeeded, but no such live row exists for P${req.actor.project}`;
   if (!mayTouch(req, row)) return `${effect.op} of ${effect.entity}/${effect.id} (P${row.project}) succeeded for ${req.actor.label}`;
   if (effect.op === 'delete') world.rows.delete(effect.id);
-  else row.text = effect.text;
+  else if (effect.op === 'update') row.text = effect.text;
+  else {
+    const folder = world.rows.get(effect.folder);
+    if (folder === undefined || folder.project !== req.actor.project) return `replaced a note to reference folder ${effect.folder} outside project P${req.actor.project}`;
+    Object.assign(row, { owner: effect.owner, text: effect.title, secret: effect.secret, folder: effect.folder });
+  }
   return null;
 }
 
