@@ -49,6 +49,8 @@ export interface GeneratedRequest {
   /** True when any id in the request belongs to a project other than the actor's. */
   foreignIds: boolean;
   effects: Effect[];
+  /** A list or count: on success its rows (or count) must be exactly the scope's rows matching the title prefix. */
+  expectRows?: { entity: 'notes' | 'folders'; titlePrefix: string | null };
 }
 
 const q = (filter: unknown): string => `filter=${encodeURIComponent(JSON.stringify(filter))}`;
@@ -115,16 +117,20 @@ export class RequestGenerator {
     const ownUser = actor.user === 'K' ? Math.floor(this.rnd() * 2) : actor.user;
     const filterProject = this.rnd() < 0.5 ? actor.project : Math.floor(this.rnd() * 4);
     // Ends before the user's trailing '-' so an echoed filter never reads as a stored value.
-    const probe = q({ title: { like: `MARK-P${filterProject}-U${Math.floor(this.rnd() * 2)}%` } });
+    const probePrefix = `MARK-P${filterProject}-U${Math.floor(this.rnd() * 2)}`;
+    const probe = q({ title: { like: `${probePrefix}%` } });
     const made = (r: Omit<GeneratedRequest, 'foreignIds' | keyof typeof base> & Partial<typeof base>): GeneratedRequest => ({ ...base, ...r, foreignIds: foreign });
     switch (kind) {
       case 'list': {
         const entity = this.rnd() < 0.7 ? 'notes' : 'folders';
-        const extra = [entity === 'notes' && this.rnd() < 0.4 ? 'include=folder' : '', entity === 'notes' && this.rnd() < 0.4 ? probe : '', this.rnd() < 0.2 ? 'includeTotal=true' : ''].filter((s) => s !== '');
-        return made({ method: 'GET', path: `/api/${entity}?pageSize=100${extra.map((s) => `&${s}`).join('')}` });
+        const filtered = entity === 'notes' && this.rnd() < 0.4;
+        const extra = [entity === 'notes' && this.rnd() < 0.4 ? 'include=folder' : '', filtered ? probe : '', this.rnd() < 0.2 ? 'includeTotal=true' : ''].filter((s) => s !== '');
+        return made({ method: 'GET', path: `/api/${entity}?pageSize=100${extra.map((s) => `&${s}`).join('')}`, expectRows: { entity, titlePrefix: filtered ? probePrefix : null } });
       }
-      case 'count':
-        return made({ method: 'GET', path: `/api/notes/count${this.rnd() < 0.6 ? `?${probe}` : ''}` });
+      case 'count': {
+        const filtered = this.rnd() < 0.6;
+        return made({ method: 'GET', path: `/api/notes/count${filtered ? `?${probe}` : ''}`, expectRows: { entity: 'notes', titlePrefix: filtered ? probePrefix : null } });
+      }
       case 'read': {
         const entity = this.rnd() < 0.7 ? 'notes' : 'folders';
         const id = use(this.id(entity, project));

@@ -99,6 +99,10 @@ export function judge(world: World, tally: Tally, req: GeneratedRequest, out: Ou
     return;
   }
   tally.inScopeSuccess++;
+  if (req.expectRows !== undefined) {
+    const problem = checkRows(world, req, req.expectRows, out.data);
+    if (problem !== null) tally.violations.push(`${where}: ${problem}`);
+  }
   if (req.kind === 'batchDelete') return judgeBatchDelete(world, tally, req, out, where);
   const created = Array.isArray(out.data) ? out.data : [out.data];
   let c = 0;
@@ -106,6 +110,23 @@ export function judge(world: World, tally: Tally, req: GeneratedRequest, out: Ou
     const problem = applyEffect(world, req, effect, effect.op === 'create' ? created[c++] : undefined);
     if (problem !== null) tally.violations.push(`${where}: ${problem}`);
   }
+}
+
+/**
+ * A list or count must answer exactly the scope's rows: a count that includes another project's
+ * rows leaks without showing a single value, and a missing row means the model above is wrong.
+ */
+function checkRows(world: World, req: GeneratedRequest, want: NonNullable<GeneratedRequest['expectRows']>, data: unknown): string | null {
+  const expected = [...world.rows]
+    .filter(([, r]) => r.entity === want.entity && mayTouch(req, r) && (want.titlePrefix === null || r.text.startsWith(want.titlePrefix)))
+    .map(([id]) => id)
+    .sort();
+  if (req.kind === 'count') {
+    const count = (data as { count?: unknown } | undefined)?.count;
+    return count === expected.length ? null : `count ${String(count)}, but ${expected.length} rows are in scope`;
+  }
+  const got = Array.isArray(data) ? data.map((r) => String((r as { id: unknown }).id)).sort() : null;
+  return JSON.stringify(got) === JSON.stringify(expected) ? null : `listed ${got?.length ?? 'no'} rows, expected the ${expected.length} in scope`;
 }
 
 /**
