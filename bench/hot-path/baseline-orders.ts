@@ -21,7 +21,7 @@ const pool = new pg.Pool({ connectionString: databaseUrl, max: Number(process.en
 pool.on('error', () => {});
 
 const table = qualifiedTable(schema);
-const COLUMNS = `id, "customerName", "status", "total", "qty", "createdAt", "updatedAt", "concurrencyToken"`;
+const COLUMNS = `id, "customerName", "status", "total", "qty", "owner", "createdAt", "updatedAt", "concurrencyToken"`;
 const SQL = {
   get: `SELECT ${COLUMNS} FROM ${table} WHERE id = $1`,
   // What a hand-written keyset paginator writes: the (createdAt, id) index serves it backwards.

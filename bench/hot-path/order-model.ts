@@ -12,6 +12,8 @@ export const ORDER_FIELDS = [
   { name: 'status', type: 'Enum', nullable: false, values: [...STATUSES] },
   { name: 'total', type: 'Decimal', nullable: false },
   { name: 'qty', type: 'Int', nullable: false },
+  // The subject the policy workloads' row filter compares with (W1P/W2P); every seeded row has the policy user's id.
+  { name: 'owner', type: 'ID', nullable: true },
 ];
 
 /** Rows written by the create workload carry this name prefix, so they can be removed between segments. */
@@ -24,14 +26,16 @@ export interface OrderInput {
   /** Decimal travels as a JSON string. */
   total: string;
   qty: number;
+  owner?: string;
 }
 
-export function makeOrder(i: number, prefix: string): OrderInput {
+export function makeOrder(i: number, prefix: string, owner?: string): OrderInput {
   return {
     customerName: `${prefix}${i}`,
     status: STATUSES[i % STATUSES.length]!,
     total: `${(i % 500) + 1}.${String(i % 100).padStart(2, '0')}`,
     qty: (i * 7919) % 100,
+    ...(owner === undefined ? {} : { owner }),
   };
 }
 

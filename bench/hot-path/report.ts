@@ -1,4 +1,6 @@
-export type WorkloadName = 'W1' | 'W2' | 'W3';
+export type WorkloadName = 'W1' | 'W2' | 'W3' | 'W1P' | 'W2P';
+/** A policy workload and the workload it repeats without the policy. */
+export const POLICY_OF: Record<'W1P' | 'W2P', 'W1' | 'W2'> = { W1P: 'W1', W2P: 'W2' };
 export type TargetName = 'bare' | 'bare-prepared' | 'plinth-user' | 'plinth-admin' | 'plinth-previous';
 
 export interface Measured {
@@ -16,10 +18,12 @@ export const WORKLOAD_LABELS: Record<WorkloadName, string> = {
   W1: 'W1 point read by id',
   W2: 'W2 list of 20, filtered (status) + sorted (-createdAt)',
   W3: 'W3 create (Plinth: + outbox row, same transaction)',
+  W1P: 'W1P point read, row filter + field mask',
+  W2P: 'W2P list of 20, row filter + field mask',
 };
 
 /** Issue 9's targets, granted user vs the bare baseline with plain statements. */
-export const TARGETS: Record<WorkloadName, number> = { W1: 1.0, W2: 1.0, W3: 0.75 };
+export const TARGETS: Record<'W1' | 'W2' | 'W3', number> = { W1: 1.0, W2: 1.0, W3: 0.75 };
 
 export function median(xs: number[]): number {
   if (xs.length === 0) return NaN;
@@ -30,7 +34,7 @@ export function median(xs: number[]): number {
 
 export interface Median { reqPerSec: number; p99Ms: number; runs: number }
 
-export function formatReport(measured: Measured[], peakRss: Record<string, number>, settings: Record<string, unknown>): { text: string; medians: Record<string, Median> } {
+export function formatReport(measured: Measured[], peakRss: Record<string, number>, settings: Record<string, unknown>, notes: string[] = []): { text: string; medians: Record<string, Median> } {
   const medians: Record<string, Median> = {};
   const of = (t: TargetName, w: WorkloadName): Median | undefined => {
     const xs = measured.filter((m) => m.target === t && m.workload === w);
@@ -61,7 +65,24 @@ export function formatReport(measured: Measured[], peakRss: Record<string, numbe
     const adminRatio = bare !== undefined && admin !== undefined ? ` (${(admin.reqPerSec / bare.reqPerSec).toFixed(2)}×)` : '';
     lines.push(`| ${WORKLOAD_LABELS[w]} | ${fmt(bare)} | ${fmt(prep)} | ${fmt(user)} | **${ratio.toFixed(2)}×** (≥ ${TARGETS[w].toFixed(2)}) | ${fmt(admin)}${adminRatio} |${prevCell}`);
   }
+  lines.push(...policyTable(of, fmt));
+  if (notes.length > 0) lines.push('', ...notes);
   lines.push('', `peak RSS (MB): ${Object.entries(peakRss).map(([k, v]) => `${k} ${v.toFixed(0)}`).join(', ')}`);
   lines.push(`req/s are medians of ${String(settings.rounds)} rounds of ${String(settings.durationS)} s after ${String(settings.warmupS)} s warm-up; wrk -t${String(settings.threads)} -c${String(settings.connections)}; commit ${String(settings.commit)}.`);
   return { text: lines.join('\n'), medians };
+}
+
+/** W1P/W2P next to the same workload without policy and the bare baseline, all medians of this run. */
+function policyTable(of: (t: TargetName, w: WorkloadName) => Median | undefined, fmt: (m: Median | undefined) => string): string[] {
+  const rows: string[] = [];
+  for (const [p, plain] of Object.entries(POLICY_OF) as Array<['W1P' | 'W2P', 'W1' | 'W2']>) {
+    const policy = of('plinth-user', p);
+    if (policy === undefined) continue;
+    const user = of('plinth-user', plain);
+    const bare = of('bare', plain);
+    const ratio = (b: Median | undefined): string => (b === undefined ? '–' : `**${(policy.reqPerSec / b.reqPerSec).toFixed(2)}×**`);
+    rows.push(`| ${WORKLOAD_LABELS[p]} | ${fmt(policy)} | ${fmt(user)} | ${ratio(user)} | ${ratio(bare)} |`);
+  }
+  if (rows.length === 0) return [];
+  return ['', `| policy workload | Plinth, policy user | Plinth, user without policy (same workload) | ÷ user without policy | ÷ bare |`, `|---|---:|---:|---:|---:|`, ...rows];
 }

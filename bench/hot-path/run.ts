@@ -6,6 +6,8 @@
  *   - the bare baseline (node:http + pg, plain statements), and the same with prepared statements,
  *   - Plinth as a registered user holding `entity:Order:read|insert` (W1, W2, W3),
  *   - Plinth as the platform admin (W1),
+ *   - Plinth as a user whose read grant has a row filter and a field mask (W1P, W2P: W1 and W2
+ *     again; skipped with a message on a build that refuses such a grant),
  * never two at once, in an order that alternates per round (ABBA), warm-up discarded,
  * the median of BENCH_ROUNDS rounds per workload, peak RSS of every server.
  * See bench/README.md and docs/performance.md.
@@ -22,6 +24,7 @@ import { bootstrap, resetTable, spreadCreatedAt, userToken, type Fixture } from 
 import { CREATED_PREFIX, ENTITY_PATH, STATUSES, listQuery, makeOrder, projectSchema } from './order-model.js';
 import { formatReport, type Measured, type TargetName, type WorkloadName } from './report.js';
 import { ensureWrk, runWrk, writeScript, type WrkScript } from './wrk.js';
+import { probePolicy } from './policy.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const rootDir = resolve(here, '..', '..', '..');
@@ -42,6 +45,10 @@ const cfg = {
   only: { targets: listEnv('BENCH_TARGETS'), workloads: listEnv('BENCH_WORKLOADS') },
   verbose: process.env.BENCH_VERBOSE === '1',
 };
+/** Whether any of these workloads is selected (all are unless BENCH_WORKLOADS narrows them). */
+function wanted(...workloads: WorkloadName[]): boolean {
+  return cfg.only.workloads === null || workloads.some((w) => cfg.only.workloads!.has(w));
+}
 function listEnv(name: string): Set<string> | null {
   const raw = process.env[name];
   return raw === undefined || raw.trim() === '' ? null : new Set(raw.split(',').map((x) => x.trim()));
@@ -76,14 +83,14 @@ function startBaseline(databaseUrl: string, schema: string, prepared: boolean): 
   });
 }
 
-function scripts(dir: string, f: Fixture, bearer: string | null, tag: string): Record<WorkloadName, string> {
+function scripts(dir: string, f: Fixture, bearer: string | null, tag: string): Record<'W1' | 'W2' | 'W3', string> {
   const auth: Record<string, string> = bearer === null ? {} : { Authorization: `Bearer ${bearer}` };
   const headers = { ...auth, 'X-Service-Tenant': f.tenantSlug, 'X-Service-Project': f.projectSlug };
   const base = `/api/${ENTITY_PATH}`;
   // 5,000 ids spread over the table keep the rotation in the Lua state small.
   const step = Math.max(1, Math.floor(f.ids.length / 5000));
   const ids = f.ids.filter((_, i) => i % step === 0);
-  const w: Record<WorkloadName, WrkScript> = {
+  const w: Record<'W1' | 'W2' | 'W3', WrkScript> = {
     W1: { method: 'GET', paths: ids.map((id) => `${base}/${id}`), headers },
     W2: { method: 'GET', paths: STATUSES.map((s) => `${base}?${listQuery(s)}`), headers },
     W3: {
@@ -135,6 +142,7 @@ async function main(): Promise<number> {
   const tmp = mkdtempSync(join(tmpdir(), 'plinth-wrk-'));
   const measured: Measured[] = [];
   const peakRss: Record<string, number> = {};
+  const notes: string[] = [];
   let current: ChildServer | undefined;
   try {
     current = await startPlinth(db.url, await freePort(HOST));
@@ -146,6 +154,10 @@ async function main(): Promise<number> {
     current = undefined;
     await spreadCreatedAt(db.url, schema);
     log(`seeded in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    if (f.policySkipReason !== null && wanted('W1P', 'W2P')) {
+      log(f.policySkipReason);
+      notes.push(f.policySkipReason);
+    }
 
     const kinds: Array<'plinth' | 'plinth-previous' | 'bare' | 'bare-prepared'> = ['plinth', 'bare', 'bare-prepared'];
     if (cfg.previousScript !== null) kinds.splice(1, 0, 'plinth-previous');
@@ -164,6 +176,13 @@ async function main(): Promise<number> {
           const admin = scripts(tmp, f, ADMIN_TOKEN, `admin-r${round}`);
           runs.push({ target: 'plinth-user', workload: 'W1', script: user.W1 }, { target: 'plinth-user', workload: 'W2', script: user.W2 },
             { target: 'plinth-user', workload: 'W3', script: user.W3 }, { target: 'plinth-admin', workload: 'W1', script: admin.W1 });
+          if (f.policyUser !== null && wanted('W1P', 'W2P')) {
+            // The same reads as W1/W2, as the user whose read grant has a row filter and a field mask.
+            const policyToken = await userToken(current.url, f, f.policyUser);
+            await probePolicy(current.url, f.scopeHeaders, policyToken, f.ids[0]!, f.policyUser.subjectId);
+            const policy = scripts(tmp, f, policyToken, `policy-r${round}`);
+            runs.push({ target: 'plinth-user', workload: 'W1P', script: policy.W1 }, { target: 'plinth-user', workload: 'W2P', script: policy.W2 });
+          }
         } else if (kind === 'plinth-previous') {
           const token = await userToken(current.url, f);
           await probe(current.url, f, token);
@@ -195,7 +214,7 @@ async function main(): Promise<number> {
     rmSync(tmp, { recursive: true, force: true });
   }
 
-  const report = formatReport(measured, peakRss, { ...cfg, commit });
+  const report = formatReport(measured, peakRss, { ...cfg, commit }, notes);
   console.log(report.text);
   const out = join(rootDir, 'bench', 'results', 'hot-path.json');
   mkdirSync(dirname(out), { recursive: true });
