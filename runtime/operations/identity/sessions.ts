@@ -8,7 +8,7 @@ import { noGrants, type OperationContext, type OperationSpec } from '../types.js
 const SESSION_LIST_LIMIT = 100;
 
 /** The caller's subject id, or a 422 for the admin credential (which has no sessions). */
-function userSubject(ctx: OperationContext): string {
+export function userSubject(ctx: OperationContext): string {
   if (ctx.actor.kind !== 'user' || ctx.actor.subjectId === null) {
     throw validationFailed('Identity.UserTokenRequired', 'this operation needs a project user token, not the admin credential');
   }
