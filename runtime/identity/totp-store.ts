@@ -51,13 +51,14 @@ export async function confirmPendingTotp(db: SqlClient, secrets: SecretStore, pr
   if (row === undefined || row.pending_secret_id === null) return 'no-pending';
   const key = await keyOf(db, secrets, row.pending_secret_id);
   if (key === null) return 'no-pending';
-  const step = matchTotp(key, code, nowMs, stepOf(row.last_used_step));
+  // A new secret has spent no step yet (the old factor's last step says nothing about its codes).
+  const step = matchTotp(key, code, nowMs, null);
   if (step === null) return 'wrong-code';
   return db.transaction(async (tx) => {
     const done = await tx.query(
       `UPDATE plinth.identity_totp_factors
           SET secret_id = pending_secret_id, pending_secret_id = NULL, confirmed_at = now(), last_used_step = $4
-        WHERE subject_id = $1 AND project_id = $2 AND pending_secret_id = $3 AND (last_used_step IS NULL OR last_used_step < $4)
+        WHERE subject_id = $1 AND project_id = $2 AND pending_secret_id = $3
         RETURNING subject_id`,
       [subjectId, projectId, row.pending_secret_id, step],
     );

@@ -52,6 +52,7 @@ export function staticSchemas(): Json {
         email: { type: ['string', 'null'], format: 'email', description: 'Null for a federated subject whose provider sent no e-mail claim.' },
         projectId: str(),
         roles: { type: 'array', items: str() },
+        strength: { type: 'string', enum: ['password', 'mfa-totp', 'mfa-webauthn'], description: 'How strongly the token was authenticated: `password`, or a step-up strength while its elevation lasts.' },
       },
     }),
     IdentitySession: {

@@ -34,6 +34,8 @@ export const meSpec: OperationSpec = {
     if (row === undefined) throw unauthorized('Identity.SubjectNotFound', 'the account behind this token no longer exists');
     return single(ctx, {
       kind: 'user', subjectId: actor.subjectId, email: row.email, projectId: project.id, roles: [...actor.roles], sessionId: actor.sessionId,
+      // How strongly this token was authenticated: `password`, or the step-up strength while it lasts.
+      strength: actor.strength ?? 'password',
     });
   },
 };
