@@ -244,6 +244,12 @@ forEachBackend('step-up', (backend: Backend) => {
     assert.equal((await me(good)).body.data.strength, 'mfa-webauthn');
     const lapsed = await sign({ strength: 'mfa-totp', strength_exp: now - 1 }, now + 300);
     assert.equal((await me(lapsed)).body.data.strength, 'password');
+    // verified (and cached) while elevated, then the elevation lapses: the next request is password
+    const until = Math.floor(Date.now() / 1000) + 3;
+    const brief = await sign({ strength: 'mfa-totp', strength_exp: until }, now + 300);
+    assert.equal((await me(brief)).body.data.strength, 'mfa-totp');
+    await new Promise((r) => setTimeout(r, until * 1000 - Date.now() + 100));
+    assert.equal((await me(brief)).body.data.strength, 'password');
     expectError(await me(await sign({ strength: 'mfa-totp', strength_exp: now + 300 }, now - 1)), 401, 'UNAUTHORIZED', 'Auth.InvalidToken');
     expectError(await me(await sign({ strength: 'root', strength_exp: now + 300 }, now + 300)), 401, 'UNAUTHORIZED', 'Auth.InvalidToken');
     expectError(await me(await sign({ strength: 'mfa-totp' }, now + 300)), 401, 'UNAUTHORIZED', 'Auth.InvalidToken');
