@@ -3,13 +3,17 @@
  * challenge route pairs, the 5-attempt rule, one-time codes, elevated tokens
  * (strength claim, its expiry, forged and expired ones), bad input.
  */
-import { after, before, it } from 'node:test';
+import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { SignJWT } from 'jose';
+import { compileErrors, validate } from '@readme/openapi-parser';
+import { STATIC_ROUTES } from '../../adapters/rest/routes.js';
+import { EMPTY_MODEL } from '../../runtime/publication/model.js';
+import { buildOpenApiDocument } from '../../runtime/publication/openapi.js';
 import { projectSigningKey } from '../../runtime/identity/keys.js';
 import { bootstrapProject, type Client } from '../support/client.js';
-import { expectError, expectStatus } from '../support/expect.js';
+import { expectError, expectStatus, type Json } from '../support/expect.js';
 import { enrolTotp, jwtPayload, newUser, TotpApp, type TestUser } from '../support/mfa.js';
 import { forEachBackend, startServer, type Backend, type TestServer } from '../support/server.js';
 
@@ -258,5 +262,22 @@ forEachBackend('step-up', (backend: Backend) => {
     const [h, , s] = u.token.split('.');
     const grafted = Buffer.from(JSON.stringify({ ...jwtPayload(u.token), strength: 'mfa-webauthn', strength_exp: now + 300 })).toString('base64url');
     expectError(await me(`${h}.${grafted}.${s}`), 401, 'UNAUTHORIZED', 'Auth.InvalidToken');
+  });
+});
+
+describe('step-up in the OpenAPI document', () => {
+  it('documents every step-up route with its operation id; completion is open (scope headers only); the document validates', async () => {
+    const doc = buildOpenApiDocument({ model: EMPTY_MODEL, publicationVersion: 1, tenantSlug: 'acme', projectSlug: 'shop', basePath: '/api' }) as Json;
+    const routes = STATIC_ROUTES.filter((r) => /^identity\/(mfa|challenge)/.test(r.path));
+    assert.equal(routes.length, 8);
+    for (const r of routes) {
+      const path = `/${r.path.replace(/:(\w+)/g, '{$1}')}`;
+      const op = doc.paths[path]?.[r.method.toLowerCase()];
+      assert.ok(op, `${r.method} ${path} is documented`);
+      assert.equal(op.operationId, r.spec.id);
+      assert.equal(op.security !== undefined && !op.security.some((s: Json) => 'bearerAuth' in s), r.spec.authn === 'public', `${path} security`);
+    }
+    const result = await validate(JSON.parse(JSON.stringify(doc)));
+    assert.equal(result.valid, true, result.valid ? '' : compileErrors(result));
   });
 });
