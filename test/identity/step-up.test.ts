@@ -152,6 +152,15 @@ forEachBackend('step-up', (backend: Backend) => {
     expectError(await u.as.post(`/api/identity/challenges/${await startChallenge(u)}/complete`, { proof: { kind: 'totp', code } }), 403, 'ACCESS_DENIED', 'Identity.InvalidProof');
   });
 
+  it('one code presented to two challenges at once completes exactly one', async () => {
+    const u = await newUser(project);
+    const app = await enrolTotp(u);
+    const code = app.code();
+    const [c1, c2] = [await startChallenge(u), await startChallenge(u)];
+    const replies = await Promise.all([c1, c2].map((c) => u.as.post(`/api/identity/challenges/${c}/complete`, { proof: { kind: 'totp', code } })));
+    assert.deepEqual(replies.map((r) => r.status).sort(), [200, 403], replies.map((r) => r.text).join());
+  });
+
   it('who may start and complete: own subject only (403), others\' challenges 404, admin may start, anonymous may complete with the id', async () => {
     const a = await newUser(project);
     const b = await newUser(project);

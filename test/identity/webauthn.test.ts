@@ -3,9 +3,10 @@
  * registration (options + verify, `none` attestation), assertions as challenge proofs,
  * origin / RP id / challenge / key checks, and the strength the session gets.
  */
-import { after, before, it } from 'node:test';
+import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { generateKeyPairSync, randomUUID } from 'node:crypto';
+import { InvalidConfig, parseConfig } from '../../node/config.js';
 import { bootstrapProject, type Client } from '../support/client.js';
 import { expectError, expectStatus } from '../support/expect.js';
 import { enrolTotp, jwtPayload, newUser, type TestUser } from '../support/mfa.js';
@@ -145,5 +146,20 @@ forEachBackend('webauthn step-up', (backend: Backend) => {
     assert.deepEqual(c.body.proofKinds, []);
     assert.equal(c.body.webauthnOptions, undefined);
     expectError(await b.as.post(`/api/identity/challenges/${c.id}/complete`, { proof: { kind: 'webauthn', assertion: authA.assert('AAAAAAAAAAAAAAAAAAAAAA') } }), 403, 'ACCESS_DENIED', 'Identity.InvalidProof');
+  });
+});
+
+describe('WebAuthn relying-party configuration', () => {
+  const base = { SERVICE_ADMIN_TOKEN: 'x'.repeat(32) };
+  it('defaults to localhost and the node\'s own http origin; takes a comma-separated origin list', () => {
+    assert.deepEqual(parseConfig({ ...base, PORT: '9123' }).webauthn, { rpId: 'localhost', origins: ['http://localhost:9123'] });
+    assert.deepEqual(parseConfig({ ...base, WEBAUTHN_RP_ID: 'example.com', WEBAUTHN_ORIGIN: 'https://example.com, https://app.example.com:8443' }).webauthn,
+      { rpId: 'example.com', origins: ['https://example.com', 'https://app.example.com:8443'] });
+  });
+  it('refuses origins with a path, other schemes, and RP ids that are not host names', () => {
+    for (const origin of ['https://example.com/', 'https://example.com/app', 'ftp://example.com', 'example.com', ' , ']) {
+      assert.throws(() => parseConfig({ ...base, WEBAUTHN_ORIGIN: origin }), InvalidConfig, origin);
+    }
+    assert.throws(() => parseConfig({ ...base, WEBAUTHN_RP_ID: 'https://example.com' }), InvalidConfig);
   });
 });
