@@ -37,6 +37,8 @@ forEachBackend('step-up', (backend: Backend) => {
 
   it('TOTP enrolment: base32 secret of ≥128 bits, otpauth URL, confirm with a code once; wrong code 4xx', async () => {
     const u = await newUser(project);
+    // without a body too (a pending secret is simply replaced)
+    expectStatus(await u.as.post('/api/identity/mfa/totp'), 201);
     const r = await u.as.post('/api/identity/mfa/totp', {});
     expectStatus(r, 201);
     const { secret, otpauthUrl } = r.body.data;
