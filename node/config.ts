@@ -76,6 +76,8 @@ export interface NodeConfig {
   webhookAllowPrivateTargets: boolean;
   /** FEDERATION_ALLOW_PRIVATE_ISSUERS: `true` lets OIDC providers (issuer, token endpoint, JWKS) sit on loopback, link-local and private addresses, over http too. Default false. */
   federationAllowPrivateIssuers: boolean;
+  /** WEBAUTHN_RP_ID (default `localhost`) and WEBAUTHN_ORIGIN (comma-separated origins; default `http://localhost:<PORT>`): the WebAuthn relying party of step-up. */
+  webauthn: { rpId: string; origins: string[] };
   /** SERVICE_SECRETS_KEY: base64 of 32 bytes, the AES-256-GCM key for stored secrets. Unset: a key generated once and kept in the platform database. */
   secretsKey: Buffer | null;
   /** WEBHOOK_TIMEOUT_MS: per-attempt request timeout. Default 10 s. */
@@ -113,6 +115,20 @@ export interface NodeConfig {
   passwordHashQueue: number;
   /** REFRESH_REUSE_GRACE_MS: how long a just-rotated refresh token still answers with its successor. Default 10000; 0 disables. */
   refreshReuseGraceMs: number;
+}
+
+/** WEBAUTHN_RP_ID and WEBAUTHN_ORIGIN; every origin must be an http(s) origin (no path). */
+function webauthnRelyingParty(env: NodeJS.ProcessEnv, port: number): { rpId: string; origins: string[] } {
+  const rpId = text(env, 'WEBAUTHN_RP_ID') ?? 'localhost';
+  if (!/^[a-z0-9.-]{1,253}$/i.test(rpId)) throw new InvalidConfig('WEBAUTHN_RP_ID', 'must be a host name');
+  const origins = (text(env, 'WEBAUTHN_ORIGIN') ?? `http://localhost:${port}`).split(',').map((o) => o.trim()).filter((o) => o !== '');
+  for (const o of origins) {
+    let u: URL | null = null;
+    try { u = new URL(o); } catch { /* reported below */ }
+    if (u === null || !/^https?:$/.test(u.protocol) || u.origin !== o) throw new InvalidConfig('WEBAUTHN_ORIGIN', `'${o}' is not an http(s) origin`);
+  }
+  if (origins.length === 0) throw new InvalidConfig('WEBAUTHN_ORIGIN', 'must name at least one origin');
+  return { rpId, origins };
 }
 
 const LEVELS: LogLevel[] = ['debug', 'info', 'warn', 'error', 'silent'];
@@ -212,6 +228,7 @@ export function parseConfig(env: NodeJS.ProcessEnv = process.env): NodeConfig {
     actorIdleMs: int(env, 'ACTOR_IDLE_MS', 300_000, 10, 86_400_000),
     webhookAllowPrivateTargets: bool(env, 'WEBHOOK_ALLOW_PRIVATE_TARGETS'),
     federationAllowPrivateIssuers: bool(env, 'FEDERATION_ALLOW_PRIVATE_ISSUERS'),
+    webauthn: webauthnRelyingParty(env, int(env, 'PORT', 8080, 0, 65535)),
     secretsKey: secretsKey(env),
     ...webhookTimes(env),
     realtimeMaxSubscriptionsPerProject: int(env, 'REALTIME_MAX_SUBSCRIPTIONS_PER_PROJECT', 1000, 1, 10_000_000),

@@ -6,6 +6,8 @@ import { PROJECT_SPECS } from '../../runtime/operations/control/projects.js';
 import { SCHEMA_SPECS } from '../../runtime/operations/control/schema.js';
 import { TENANT_SPECS } from '../../runtime/operations/control/tenants.js';
 import { IDENTITY_SPECS } from '../../runtime/operations/identity/index.js';
+import { MFA_SPECS } from '../../runtime/operations/identity/mfa.js';
+import { STEP_UP_SPECS } from '../../runtime/operations/identity/step-up.js';
 import { REALTIME_SPECS } from '../../runtime/operations/realtime/index.js';
 import { AUDIT_SPECS } from '../../runtime/operations/control/audit.js';
 import { INBOUND_WEBHOOK_SPECS } from '../../runtime/operations/webhooks/inbound.js';
@@ -119,6 +121,17 @@ export const STATIC_ROUTES: StaticRoute[] = [
   { method: 'DELETE', path: 'identity/sessions/:sessionId', spec: I['Identity.Sessions.Revoke']! },
   { method: 'POST', path: 'identity/federation/start', spec: I['Identity.Federation.Start']! },
   { method: 'POST', path: 'identity/federation/callback', spec: I['Identity.Federation.Callback']! },
+
+  // Step-up (docs/identity.md "Step-up"): second-factor enrolment and challenges.
+  { method: 'POST', path: 'identity/mfa/totp', spec: MFA_SPECS['Identity.Mfa.Totp.Enrol'] },
+  { method: 'POST', path: 'identity/mfa/totp/confirm', spec: MFA_SPECS['Identity.Mfa.Totp.Confirm'] },
+  { method: 'POST', path: 'identity/mfa/webauthn/registration/options', spec: MFA_SPECS['Identity.Mfa.WebAuthn.RegistrationOptions'] },
+  { method: 'POST', path: 'identity/mfa/webauthn/registration/verify', spec: MFA_SPECS['Identity.Mfa.WebAuthn.RegistrationVerify'] },
+  { method: 'POST', path: 'identity/challenges', spec: STEP_UP_SPECS['Identity.Challenges.Create'] },
+  { method: 'POST', path: 'identity/challenges/:challengeId/complete', spec: STEP_UP_SPECS['Identity.Challenges.Complete'] },
+  { method: 'POST', path: 'identity/challenge/start', spec: STEP_UP_SPECS['Identity.Challenge.Start'] },
+  { method: 'POST', path: 'identity/challenge/verify', spec: STEP_UP_SPECS['Identity.Challenge.Verify'] },
+
 
   { method: 'GET', path: 'IdentityManagement/subjects', spec: I['IdentityManagement.Subjects.List']! },
   { method: 'GET', path: 'IdentityManagement/subjects/:id', spec: I['IdentityManagement.Subjects.Read']! },

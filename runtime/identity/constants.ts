@@ -4,3 +4,5 @@ export const ACCESS_TOKEN_TTL_SECONDS = 15 * 60;
 export const SESSION_TTL_SECONDS = 30 * 24 * 60 * 60;
 export const TOKEN_ISSUER = 'plinth';
 export const AUTHENTICATED_ROLE = 'authenticated';
+/** How long a step-up elevation lasts: the elevated access token's lifetime (docs/identity.md "Step-up"). */
+export const STEP_UP_TTL_SECONDS = ACCESS_TOKEN_TTL_SECONDS;

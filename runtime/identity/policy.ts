@@ -1,5 +1,6 @@
 import type { Services } from '../services.js';
 import { LoginThrottle } from './login-throttle.js';
+import type { WebAuthnRelyingParty } from './webauthn.js';
 
 /** The node's identity settings and per-node state (node/config.ts fills it; tests may omit it). */
 export interface IdentityPolicy {
@@ -9,6 +10,8 @@ export interface IdentityPolicy {
   readonly throttle: LoginThrottle;
   /** FEDERATION_ALLOW_PRIVATE_ISSUERS: OIDC providers may sit on private addresses and use http. Absent: false. */
   readonly federationAllowPrivateIssuers?: boolean;
+  /** WEBAUTHN_RP_ID / WEBAUTHN_ORIGIN. Absent: DEFAULT_RELYING_PARTY (loopback). */
+  readonly webauthn?: WebAuthnRelyingParty;
 }
 
 export const DEFAULT_REFRESH_REUSE_GRACE_MS = 10_000;

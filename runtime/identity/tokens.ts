@@ -1,10 +1,10 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { decodeJwt, jwtVerify, SignJWT } from 'jose';
 import type { SqlExecutor } from '../../storage/index.js';
-import type { Actor } from '../operations/types.js';
+import { AUTH_STRENGTHS, type Actor, type AuthStrength } from '../operations/types.js';
 import type { TokenVerifier } from '../services.js';
 import { claimsOf, type Claims } from './claims.js';
-import { ACCESS_TOKEN_TTL_SECONDS, AUTHENTICATED_ROLE, TOKEN_ISSUER } from './constants.js';
+import { ACCESS_TOKEN_TTL_SECONDS, AUTHENTICATED_ROLE, STEP_UP_TTL_SECONDS, TOKEN_ISSUER } from './constants.js';
 import { cachedProjectSigningKey, existingProjectSigningKey, UUID_RE } from './keys.js';
 import { revokedSessions, type RevokedSessions } from './revocations.js';
 import { SessionStatus } from './session-status.js';
@@ -21,6 +21,11 @@ export interface AccessTokenClaims {
   sessionId: string;
   /** The subject's claims when the token is issued (`claims` in the payload; omitted when empty). */
   claims?: Claims;
+  /**
+   * A step-up strength (`strength` in the payload, with `strength_exp`, its
+   * end). Absent for login and refresh: such a token is `password`.
+   */
+  strength?: Exclude<AuthStrength, 'password'>;
 }
 
 export interface SignedAccessToken {
@@ -32,7 +37,10 @@ export interface SignedAccessToken {
 /** Signs an access token (JWT HS256) with the project's key. `nowSeconds` is for tests. */
 export async function signAccessToken(key: Uint8Array, claims: AccessTokenClaims, nowSeconds = Math.floor(Date.now() / 1000)): Promise<SignedAccessToken> {
   const exp = nowSeconds + ACCESS_TOKEN_TTL_SECONDS;
-  const custom = claims.claims !== undefined && Object.keys(claims.claims).length > 0 ? { claims: claims.claims } : {};
+  const custom: Record<string, unknown> = claims.claims !== undefined && Object.keys(claims.claims).length > 0 ? { claims: claims.claims } : {};
+  // The elevation lasts as long as the token (STEP_UP_TTL_SECONDS = the access token TTL); its own
+  // expiry claim lets a later, shorter elevation policy end it before the token.
+  if (claims.strength !== undefined) Object.assign(custom, { strength: claims.strength, strength_exp: Math.min(exp, nowSeconds + STEP_UP_TTL_SECONDS) });
   const token = await new SignJWT({ sid: claims.sessionId, role: AUTHENTICATED_ROLE, ...custom })
     .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
     .setIssuer(TOKEN_ISSUER)
@@ -94,16 +102,33 @@ export class JwtTokenVerifier implements TokenVerifier {
       if (typeof sub !== 'string' || !UUID_RE.test(sub)) return null;
       if (typeof sid !== 'string' || !UUID_RE.test(sid)) return null;
       if (role !== AUTHENTICATED_ROLE || typeof exp !== 'number') return null;
+      const elevation = strengthOf(payload, Date.now());
+      if (elevation === null) return null;
       // Shared by every request that presents this token: frozen so none can change it for the others.
       const actor: Actor = Object.freeze({
         kind: 'user', label: `user:${sub}`, subjectId: sub, projectId: aud, sessionId: sid, roles: Object.freeze([AUTHENTICATED_ROLE]), claims: Object.freeze(claimsOf(claims)),
+        strength: elevation.strength,
       });
-      this.verified.put(token, actor, exp * 1000, key);
+      // An elevated actor is cached only until its elevation ends; the token is verified afresh after (as `password`).
+      this.verified.put(token, actor, Math.min(exp * 1000, elevation.untilMs), key);
       return actor;
     } catch {
       return null;
     }
   }
+}
+
+/**
+ * The strength a verified payload carries: `password` without a `strength`
+ * claim or once `strength_exp` passed; null (the token is refused) for a
+ * strength claim we never write.
+ */
+export function strengthOf(payload: Record<string, unknown>, nowMs: number): { strength: AuthStrength; untilMs: number } | null {
+  const { strength, strength_exp: until } = payload;
+  if (strength === undefined) return { strength: 'password', untilMs: Infinity };
+  if (typeof strength !== 'string' || strength === 'password' || !(AUTH_STRENGTHS as readonly string[]).includes(strength) || typeof until !== 'number') return null;
+  if (until * 1000 <= nowMs) return { strength: 'password', untilMs: Infinity };
+  return { strength: strength as AuthStrength, untilMs: until * 1000 };
 }
 
 // ---------------------------------------------------------------------------

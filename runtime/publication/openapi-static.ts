@@ -9,6 +9,7 @@ import {
   scopeOnlySecurity, singleEnvelope, type Json,
 } from './openapi-components.js';
 import { API_KEY_OPS, API_KEY_SCHEMA_NAMES, apiKeyParameters, apiKeySchemas } from './openapi-api-keys.js';
+import { STEP_UP_OPS, STEP_UP_SCHEMA_NAMES, stepUpParameters, stepUpSchemas } from './openapi-step-up.js';
 import { EVENTS_OUT_OPS, EVENTS_OUT_SCHEMA_NAMES, EVENTS_OUT_TAGS, eventsOutParameters, eventsOutSchemas } from './openapi-events-out.js';
 import {
   IDENTITY_MANAGEMENT_OPS, IDENTITY_MANAGEMENT_SCHEMA_NAMES, IDENTITY_MANAGEMENT_TAGS, identityManagementParameters, identityManagementSchemas,
@@ -17,7 +18,7 @@ import {
 export const STATIC_SCHEMA_NAMES = [
   'IdentityCredentials', 'IdentityRegistered', 'IdentityRefreshInput', 'IdentityTokens', 'IdentityMe', 'IdentitySession',
   'IdentitySessionList', 'IdentityFederationStartInput', 'IdentityFederationStarted', 'IdentityFederationCallbackInput', 'Event', 'EventSingle', 'EventList', 'EventFilter', ...EVENTS_OUT_SCHEMA_NAMES,
-  ...IDENTITY_MANAGEMENT_SCHEMA_NAMES, ...API_KEY_SCHEMA_NAMES,
+  ...IDENTITY_MANAGEMENT_SCHEMA_NAMES, ...API_KEY_SCHEMA_NAMES, ...STEP_UP_SCHEMA_NAMES,
 ] as const;
 
 const str = (description?: string): Json => (description === undefined ? { type: 'string' } : { type: 'string', description });
@@ -52,6 +53,7 @@ export function staticSchemas(): Json {
         email: { type: ['string', 'null'], format: 'email', description: 'Null for a federated subject whose provider sent no e-mail claim.' },
         projectId: str(),
         roles: { type: 'array', items: str() },
+        strength: { type: 'string', enum: ['password', 'mfa-totp', 'mfa-webauthn'], description: 'How strongly the token was authenticated: `password`, or a step-up strength while its elevation lasts.' },
       },
     }),
     IdentitySession: {
@@ -125,6 +127,7 @@ export function staticSchemas(): Json {
       },
     },
     ...apiKeySchemas(),
+    ...stepUpSchemas(),
     ...eventsOutSchemas(),
     ...identityManagementSchemas(),
   };
@@ -139,6 +142,7 @@ export function staticParameters(): Json {
       schema: { type: 'string', contentMediaType: 'application/json', contentSchema: schemaRef('EventFilter') },
     },
     ...apiKeyParameters(),
+    ...stepUpParameters(),
     ...eventsOutParameters(),
     ...identityManagementParameters(),
   };
@@ -219,7 +223,7 @@ function successResponse(s: StaticOp): Json {
 
 /** Path items of the static routes, in a fixed order. */
 export function staticPaths(): Array<{ path: string; method: string; operation: Json }> {
-  return [...STATIC_OPS, ...IDENTITY_MANAGEMENT_OPS, ...API_KEY_OPS, ...EVENTS_OUT_OPS].map((s) => {
+  return [...STATIC_OPS, ...IDENTITY_MANAGEMENT_OPS, ...API_KEY_OPS, ...STEP_UP_OPS, ...EVENTS_OUT_OPS].map((s) => {
     const op: Json = { operationId: s.operationId, tags: [s.tag], summary: s.summary };
     if (s.description !== undefined) op.description = s.description;
     const sec = security(s);

@@ -87,7 +87,7 @@ describe('identity operations (pipeline)', () => {
     const u = await registerAndLogin();
     const me = await call(S['Identity.Me'], { bearer: u.accessToken });
     assert.equal(me.status, 200);
-    assert.deepEqual(me.body.data, { kind: 'user', subjectId: u.subjectId, email: u.email, projectId: shop.id, roles: ['authenticated'], sessionId: u.sessionId });
+    assert.deepEqual(me.body.data, { kind: 'user', subjectId: u.subjectId, email: u.email, projectId: shop.id, roles: ['authenticated'], sessionId: u.sessionId, strength: 'password' });
     const adminMe = await call(S['Identity.Me'], { bearer: ADMIN });
     assert.equal(adminMe.body.data.kind, 'admin');
   });

@@ -61,7 +61,7 @@ describe('access tokens', () => {
     const signed = await signAccessToken(key, c);
     const actor = await new JwtTokenVerifier(db, new RevokedSessions()).verify(signed.token);
     assert.deepEqual(actor, {
-      kind: 'user', label: `user:${c.subjectId}`, subjectId: c.subjectId, projectId: projectA, sessionId: c.sessionId, roles: ['authenticated'], claims: {},
+      kind: 'user', label: `user:${c.subjectId}`, subjectId: c.subjectId, projectId: projectA, sessionId: c.sessionId, roles: ['authenticated'], claims: {}, strength: 'password',
     });
     const ms = Date.parse(signed.expiresAt) - Date.now();
     assert.ok(ms > (ACCESS_TOKEN_TTL_SECONDS - 5) * 1000 && ms <= ACCESS_TOKEN_TTL_SECONDS * 1000, String(ms));

@@ -9,7 +9,9 @@ import { newRefreshToken, parseRefreshToken, refreshTokenHash, refreshTokenIssue
 import { identityPolicy } from '../../identity/policy.js';
 import type { LoginRefusal } from '../../identity/login-throttle.js';
 import { single } from '../envelopes.js';
-import { noGrants, type OperationContext, type OperationSpec, type Result } from '../types.js';
+import { noGrants, type AuthStrength, type OperationContext, type OperationSpec, type Result } from '../types.js';
+
+type ElevatedStrength = Exclude<AuthStrength, 'password'>;
 import { normalizeEmail, objectBody } from './body.js';
 
 const projectOf = (ctx: OperationContext) => ctx.scope!.project;
@@ -69,8 +71,8 @@ interface TokenPair { accessToken: string; refreshToken: string; expiresAt: stri
  * access token carries the subject's claims as stored now (`claims` column):
  * a claims change reaches the next login or refresh, not tokens already out.
  */
-async function tokenAnswer(ctx: OperationContext, key: Uint8Array, subjectId: string, sessionId: string, refreshToken: string, claims: unknown): Promise<Result> {
-  const access = await signAccessToken(key, { projectId: projectOf(ctx).id, subjectId, sessionId, claims: claimsOf(claims) });
+async function tokenAnswer(ctx: OperationContext, key: Uint8Array, subjectId: string, sessionId: string, refreshToken: string, claims: unknown, strength?: ElevatedStrength): Promise<Result> {
+  const access = await signAccessToken(key, { projectId: projectOf(ctx).id, subjectId, sessionId, claims: claimsOf(claims), ...(strength === undefined ? {} : { strength }) });
   const body: TokenPair = { accessToken: access.token, refreshToken, expiresAt: access.expiresAt, sessionId };
   return { status: 200, body, headers: { 'Cache-Control': 'no-store' } };
 }
@@ -145,9 +147,10 @@ async function checkAndOpenSession(ctx: OperationContext, password: string, emai
 
 /**
  * Opens a session for an authenticated subject of the scope's project and
- * answers login's top-level token pair (also used by federation/callback).
+ * answers login's top-level token pair (also used by federation/callback, and
+ * by a completed step-up challenge, whose access token carries `strength`).
  */
-export async function openSession(ctx: OperationContext, subjectId: string, claims?: unknown): Promise<Result> {
+export async function openSession(ctx: OperationContext, subjectId: string, claims?: unknown, strength?: ElevatedStrength): Promise<Result> {
   const project = projectOf(ctx);
   const db = ctx.services.db;
   const key = await projectSigningKey(db, project.id);
@@ -158,7 +161,7 @@ export async function openSession(ctx: OperationContext, subjectId: string, clai
      VALUES ($1, $2, $3, $4, now() + $5::int * interval '1 second')`,
     [sessionId, project.id, subjectId, refreshTokenHash(refreshToken), SESSION_TTL_SECONDS],
   );
-  return tokenAnswer(ctx, key, subjectId, sessionId, refreshToken, claims ?? (await subjectClaims(db, subjectId)));
+  return tokenAnswer(ctx, key, subjectId, sessionId, refreshToken, claims ?? (await subjectClaims(db, subjectId)), strength);
 }
 
 /** The claims stored on a subject (carried by the tokens a session issues). */

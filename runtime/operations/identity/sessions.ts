@@ -8,7 +8,7 @@ import { noGrants, type OperationContext, type OperationSpec } from '../types.js
 const SESSION_LIST_LIMIT = 100;
 
 /** The caller's subject id, or a 422 for the admin credential (which has no sessions). */
-function userSubject(ctx: OperationContext): string {
+export function userSubject(ctx: OperationContext): string {
   if (ctx.actor.kind !== 'user' || ctx.actor.subjectId === null) {
     throw validationFailed('Identity.UserTokenRequired', 'this operation needs a project user token, not the admin credential');
   }
@@ -34,6 +34,8 @@ export const meSpec: OperationSpec = {
     if (row === undefined) throw unauthorized('Identity.SubjectNotFound', 'the account behind this token no longer exists');
     return single(ctx, {
       kind: 'user', subjectId: actor.subjectId, email: row.email, projectId: project.id, roles: [...actor.roles], sessionId: actor.sessionId,
+      // How strongly this token was authenticated: `password`, or the step-up strength while it lasts.
+      strength: actor.strength ?? 'password',
     });
   },
 };

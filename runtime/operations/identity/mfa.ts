@@ -1,0 +1,150 @@
+/**
+ * Second-factor enrolment of the calling user (decisions in docs/identity.md "Step-up"):
+ *   POST /api/identity/mfa/totp                            → 201 { secret, otpauthUrl } (pending until confirmed)
+ *   POST /api/identity/mfa/totp/confirm         { code }    → 200 { confirmed: true }
+ *   POST /api/identity/mfa/webauthn/registration/options    → 201 { registrationId, options }
+ *   POST /api/identity/mfa/webauthn/registration/verify { registrationId, response } → 201 { credentialId }
+ * A subject that already has a confirmed factor needs an elevated token to
+ * add or replace one: otherwise a stolen password session could enrol the
+ * thief's own authenticator and then step up with it.
+ */
+import { accessDenied, conflict, notFound, ServiceError, validationFailed } from '../../errors/service-error.js';
+import { claimAttempt, completeChallenge, createChallenge, readChallenge } from '../../identity/challenges.js';
+import { UUID_RE } from '../../identity/keys.js';
+import { identityPolicy } from '../../identity/policy.js';
+import { newTotpSecret, otpauthUrl } from '../../identity/totp.js';
+import { confirmPendingTotp, hasConfirmedTotp, putPendingTotp } from '../../identity/totp-store.js';
+import { DEFAULT_RELYING_PARTY, registrationOptions, saveCredential, subjectCredentials, verifiedRegistration, type WebAuthnRelyingParty } from '../../identity/webauthn.js';
+import type { SecretStore } from '../../secrets/index.js';
+import { single } from '../envelopes.js';
+import { noGrants, type OperationContext, type OperationSpec } from '../types.js';
+import { objectBody } from './body.js';
+import { userSubject } from './sessions.js';
+
+/** The platform secret store (it runs with the webhook machinery); without it MFA answers 503. */
+export function secretsOf(ctx: OperationContext): SecretStore {
+  const secrets = ctx.services.webhooks?.secrets;
+  if (secrets === undefined) throw new ServiceError('UNAVAILABLE', 'Identity.MfaUnavailable', 'the platform secret store is not running on this node');
+  return secrets;
+}
+
+export const relyingParty = (ctx: OperationContext): WebAuthnRelyingParty => identityPolicy(ctx.services).webauthn ?? DEFAULT_RELYING_PARTY;
+
+/** Whether the subject has any confirmed second factor. */
+export async function hasAnyFactor(ctx: OperationContext, subjectId: string): Promise<boolean> {
+  const projectId = ctx.scope!.project.id;
+  return (await hasConfirmedTotp(ctx.services.db, projectId, subjectId)) || (await subjectCredentials(ctx.services.db, projectId, subjectId)).length > 0;
+}
+
+/** Refuses enrolment with a password-strength token once the subject has a factor (CONTRACT's step-up answer shape). */
+async function requireElevationIfEnrolled(ctx: OperationContext, subjectId: string): Promise<void> {
+  if ((ctx.actor.strength ?? 'password') !== 'password') return;
+  if (!(await hasAnyFactor(ctx, subjectId))) return;
+  throw accessDenied('Access.StepUpRequired', 'this subject already has a second factor: complete a step-up challenge to add or replace one', {
+    decision: 'Challenge', requiredStrength: 'mfa-totp',
+  });
+}
+
+/** The account name an authenticator shows: the subject's e-mail, else its id. */
+async function accountName(ctx: OperationContext, subjectId: string): Promise<string> {
+  const row = (await ctx.services.db.query<{ email: string | null }>(
+    'SELECT email FROM plinth.identity_subjects WHERE id = $1 AND project_id = $2', [subjectId, ctx.scope!.project.id],
+  )).rows[0];
+  return row?.email ?? subjectId;
+}
+
+const noStore = { 'Cache-Control': 'no-store' };
+
+export const enrolTotpSpec: OperationSpec = {
+  id: 'Identity.Mfa.Totp.Enrol',
+  authn: 'user',
+  scope: 'project',
+  grants: noGrants,
+  async execute(ctx) {
+    const subjectId = userSubject(ctx);
+    if (ctx.inv.body !== undefined && ctx.inv.body !== null) objectBody(ctx.inv.body, [], 'Identity');
+    await requireElevationIfEnrolled(ctx, subjectId);
+    const project = ctx.scope!.project;
+    const secret = newTotpSecret();
+    await putPendingTotp(ctx.services.db, secretsOf(ctx), project.id, subjectId, secret);
+    // The one answer that carries the secret; it is never logged nor returned again.
+    return single(ctx, { secret, otpauthUrl: otpauthUrl(secret, project.name || 'Plinth', await accountName(ctx, subjectId)) }, 201, noStore);
+  },
+};
+
+export function codeOf(value: unknown, field: string): string {
+  if (typeof value !== 'string' || !/^[0-9]{6}$/.test(value)) throw validationFailed('Identity.InvalidCode', `${field} must be a 6-digit string`, field);
+  return value;
+}
+
+export const confirmTotpSpec: OperationSpec = {
+  id: 'Identity.Mfa.Totp.Confirm',
+  authn: 'user',
+  scope: 'project',
+  grants: noGrants,
+  async execute(ctx) {
+    const subjectId = userSubject(ctx);
+    const body = objectBody(ctx.inv.body, ['code'], 'Identity');
+    const code = codeOf(body.code, 'code');
+    const outcome = await confirmPendingTotp(ctx.services.db, secretsOf(ctx), ctx.scope!.project.id, subjectId, code);
+    if (outcome === 'no-pending') throw conflict('Identity.NoPendingTotp', 'no TOTP enrolment is waiting for confirmation; start one with POST /api/identity/mfa/totp');
+    if (outcome === 'wrong-code') throw accessDenied('Identity.InvalidCode', 'the code is wrong, expired or already used');
+    return single(ctx, { confirmed: true, kind: 'totp' });
+  },
+};
+
+export const webauthnRegistrationOptionsSpec: OperationSpec = {
+  id: 'Identity.Mfa.WebAuthn.RegistrationOptions',
+  authn: 'user',
+  scope: 'project',
+  grants: noGrants,
+  async execute(ctx) {
+    const subjectId = userSubject(ctx);
+    if (ctx.inv.body !== undefined && ctx.inv.body !== null) objectBody(ctx.inv.body, [], 'Identity');
+    await requireElevationIfEnrolled(ctx, subjectId);
+    const project = ctx.scope!.project;
+    const existing = await subjectCredentials(ctx.services.db, project.id, subjectId);
+    const options = await registrationOptions(relyingParty(ctx), project.name || 'Plinth', subjectId, await accountName(ctx, subjectId), existing);
+    const row = await createChallenge(ctx.services.db, {
+      projectId: project.id, subjectId, purpose: 'webauthn-registration', startedSessionId: ctx.actor.sessionId, webauthnChallenge: options.challenge,
+    });
+    return single(ctx, { registrationId: row.id, expiresAt: new Date(row.expires_at).toISOString(), options }, 201, noStore);
+  },
+};
+
+const registrationNotFound = (): ServiceError => notFound('Identity.RegistrationNotFound', 'no pending WebAuthn registration with this id');
+
+export const webauthnRegistrationVerifySpec: OperationSpec = {
+  id: 'Identity.Mfa.WebAuthn.RegistrationVerify',
+  authn: 'user',
+  scope: 'project',
+  grants: noGrants,
+  async execute(ctx) {
+    const subjectId = userSubject(ctx);
+    const body = objectBody(ctx.inv.body, ['registrationId', 'response'], 'Identity');
+    if (typeof body.registrationId !== 'string' || !UUID_RE.test(body.registrationId)) throw validationFailed('Identity.InvalidBody', 'registrationId must be a uuid', 'registrationId');
+    if (typeof body.response !== 'object' || body.response === null || Array.isArray(body.response)) {
+      throw validationFailed('Identity.InvalidBody', 'response must be the RegistrationResponseJSON of navigator.credentials.create()', 'response');
+    }
+    const db = ctx.services.db;
+    const projectId = ctx.scope!.project.id;
+    const id = body.registrationId.toLowerCase();
+    const pending = await readChallenge(db, projectId, id, 'webauthn-registration');
+    // Another subject's registration reads as an unknown one.
+    if (pending === undefined || pending.subject_id !== subjectId) throw registrationNotFound();
+    const claimed = await claimAttempt(db, projectId, id);
+    if (claimed === null) throw accessDenied('Identity.RegistrationClosed', 'this registration is completed, expired or out of attempts; start a new one');
+    const credential = await verifiedRegistration(relyingParty(ctx), body.response, claimed.webauthn_challenge ?? '');
+    if (credential === null) throw accessDenied('Identity.InvalidAttestation', 'the registration response does not verify (challenge, origin, RP id or key)');
+    if (!(await completeChallenge(db, projectId, id))) throw accessDenied('Identity.RegistrationClosed', 'this registration was completed by another request');
+    if (!(await saveCredential(db, projectId, subjectId, credential))) throw conflict('Identity.CredentialExists', 'this credential is already registered');
+    return single(ctx, { credentialId: credential.id, kind: 'webauthn' }, 201);
+  },
+};
+
+export const MFA_SPECS = {
+  'Identity.Mfa.Totp.Enrol': enrolTotpSpec,
+  'Identity.Mfa.Totp.Confirm': confirmTotpSpec,
+  'Identity.Mfa.WebAuthn.RegistrationOptions': webauthnRegistrationOptionsSpec,
+  'Identity.Mfa.WebAuthn.RegistrationVerify': webauthnRegistrationVerifySpec,
+} as const satisfies Record<string, OperationSpec>;
