@@ -9,6 +9,7 @@ import {
   scopeOnlySecurity, singleEnvelope, type Json,
 } from './openapi-components.js';
 import { API_KEY_OPS, API_KEY_SCHEMA_NAMES, apiKeyParameters, apiKeySchemas } from './openapi-api-keys.js';
+import { EXPLAINABILITY_OPS, EXPLAINABILITY_SCHEMA_NAMES, EXPLAINABILITY_TAGS, explainabilityParameters, explainabilitySchemas } from './openapi-explainability.js';
 import { EVENTS_OUT_OPS, EVENTS_OUT_SCHEMA_NAMES, EVENTS_OUT_TAGS, eventsOutParameters, eventsOutSchemas } from './openapi-events-out.js';
 import {
   IDENTITY_MANAGEMENT_OPS, IDENTITY_MANAGEMENT_SCHEMA_NAMES, IDENTITY_MANAGEMENT_TAGS, identityManagementParameters, identityManagementSchemas,
@@ -17,7 +18,7 @@ import {
 export const STATIC_SCHEMA_NAMES = [
   'IdentityCredentials', 'IdentityRegistered', 'IdentityRefreshInput', 'IdentityTokens', 'IdentityMe', 'IdentitySession',
   'IdentitySessionList', 'IdentityFederationStartInput', 'IdentityFederationStarted', 'IdentityFederationCallbackInput', 'Event', 'EventSingle', 'EventList', 'EventFilter', ...EVENTS_OUT_SCHEMA_NAMES,
-  ...IDENTITY_MANAGEMENT_SCHEMA_NAMES, ...API_KEY_SCHEMA_NAMES,
+  ...IDENTITY_MANAGEMENT_SCHEMA_NAMES, ...API_KEY_SCHEMA_NAMES, ...EXPLAINABILITY_SCHEMA_NAMES,
 ] as const;
 
 const str = (description?: string): Json => (description === undefined ? { type: 'string' } : { type: 'string', description });
@@ -125,6 +126,7 @@ export function staticSchemas(): Json {
       },
     },
     ...apiKeySchemas(),
+    ...explainabilitySchemas(),
     ...eventsOutSchemas(),
     ...identityManagementSchemas(),
   };
@@ -139,6 +141,7 @@ export function staticParameters(): Json {
       schema: { type: 'string', contentMediaType: 'application/json', contentSchema: schemaRef('EventFilter') },
     },
     ...apiKeyParameters(),
+    ...explainabilityParameters(),
     ...eventsOutParameters(),
     ...identityManagementParameters(),
   };
@@ -219,7 +222,7 @@ function successResponse(s: StaticOp): Json {
 
 /** Path items of the static routes, in a fixed order. */
 export function staticPaths(): Array<{ path: string; method: string; operation: Json }> {
-  return [...STATIC_OPS, ...IDENTITY_MANAGEMENT_OPS, ...API_KEY_OPS, ...EVENTS_OUT_OPS].map((s) => {
+  return [...STATIC_OPS, ...IDENTITY_MANAGEMENT_OPS, ...API_KEY_OPS, ...EVENTS_OUT_OPS, ...EXPLAINABILITY_OPS].map((s) => {
     const op: Json = { operationId: s.operationId, tags: [s.tag], summary: s.summary };
     if (s.description !== undefined) op.description = s.description;
     const sec = security(s);
@@ -236,4 +239,5 @@ export const STATIC_TAGS = [
   ...IDENTITY_MANAGEMENT_TAGS,
   { name: 'Events', description: 'The project\'s event log.' },
   ...EVENTS_OUT_TAGS,
+  ...EXPLAINABILITY_TAGS,
 ];
