@@ -114,6 +114,26 @@ forEachBackend('explainability', (backend: Backend) => {
     assert.deepEqual([d.body.data.decision, d.body.data.stage, d.body.data.actor], ['Deny', 1, 'anonymous']);
   });
 
+  it('records refusals made before dispatch (no route, undecodable body) at stage 0 under the caller', async () => {
+    const junk = await reader.request('POST', '/api/orders', '{"email": ', { 'content-type': 'application/json' });
+    const e = errorOf(junk) as Json;
+    assert.ok(junk.status === 400 || junk.status === 422, junk.text);
+    const r = await reader.get(e.explainUrl as string);
+    expectStatus(r, 200);
+    assert.deepEqual([r.body.data.stage, r.body.data.stageName, r.body.data.reasonCode, r.body.data.status], [0, 'Adapter', e.reasonCode, junk.status]);
+    assert.match(r.body.data.actor as string, /^user:/);
+    const lost = expectError(await reader.get('/api/no/such/deep/route/here'), 404, 'NOT_FOUND', 'Route.Unknown');
+    const l = await reader.get(lost.explainUrl as string);
+    expectStatus(l, 200);
+    assert.deepEqual([l.body.data.stage, l.body.data.operationId, l.body.data.decision], [0, 'Route.Unknown', 'Allow']);
+    // Another user cannot read it; an invalid bearer records the refusal as anonymous (admin only).
+    expectError(await stranger.get(lost.explainUrl as string), 404, 'NOT_FOUND', 'Explainability.RecordNotFound');
+    const forged = expectError(await reader.with({ token: 'not-a-token' }).get('/api/nothing/here/at/all/x'), 404, 'NOT_FOUND', 'Route.Unknown');
+    const f = await admin.get(forged.explainUrl as string);
+    expectStatus(f, 200);
+    assert.equal(f.body.data.actor, 'anonymous');
+  });
+
   it("hides another actor's records (404) and shows any record to the admin", async () => {
     const denied = expectError(await stranger.get('/api/orders'), 403, 'ACCESS_DENIED', 'ExposureBinding.RequiredGrantMissing');
     expectError(await reader.get(denied.explainUrl as string), 404, 'NOT_FOUND', 'Explainability.RecordNotFound');

@@ -12,7 +12,7 @@ export interface DecisionRecord {
   decision: string;
   reasonCode: string;
   status: number;
-  /** The pipeline stage that decided (1–5 refused there, 6 executed); null for rows recorded before stages were. */
+  /** The stage that decided (0 the adapter, 1–5 refused there, 6 executed); null for rows recorded before stages were. */
   stage: number | null;
   stageName: string | null;
   evaluatedFilter: unknown;
@@ -22,7 +22,8 @@ export interface DecisionRecord {
   requiredStrength?: string;
 }
 
-const STAGE_NAMES = ['Authenticate', 'ResolveScope', 'Governance', 'Grants', 'RowPolicy', 'Executed'] as const;
+/** By stage number: 0 is the protocol adapter's refusal before the pipeline (runtime/pipeline/refusal.ts). */
+const STAGE_NAMES = ['Adapter', 'Authenticate', 'ResolveScope', 'Governance', 'Grants', 'RowPolicy', 'Executed'] as const;
 
 interface Row {
   correlationId: string;
@@ -49,7 +50,7 @@ function toRecord(r: Row): DecisionRecord {
   const out: DecisionRecord = {
     correlationId: r.correlationId, at: r.at, actor: r.actor, tenantId: r.tenantId, projectId: r.projectId,
     operationId: r.operationId, decision: r.decision, reasonCode: r.reasonCode, status: Number(r.status),
-    stage, stageName: stage === null ? null : STAGE_NAMES[stage - 1] ?? null,
+    stage, stageName: stage === null ? null : STAGE_NAMES[stage] ?? null,
     evaluatedFilter: r.evaluatedFilter ?? null, fieldMasks: r.fieldMasks ?? [],
   };
   const d = r.details ?? {};
