@@ -29,15 +29,26 @@ const INSERT_SQL = `INSERT INTO ${PLATFORM_SCHEMA}.audit
   FROM unnest($1::text[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::text[], $7::text[], $8::int[], $9::int[], $10::text[], $11::text[], $12::text[])
     AS u(c, t, p, a, o, d, r, s, g, f, m, x)`;
 
-/** The JSON columns are serialized here, in the flush, never on the request path. */
-const json = (v: unknown, empty: string): string => (v === null || v === undefined ? empty : JSON.stringify(v));
+/**
+ * The JSON columns are serialized here, in the flush, never on the request
+ * path. A value JSON cannot hold (a BigInt, a cycle) records as `empty`
+ * rather than failing the whole batch's statement.
+ */
+function json(v: unknown, empty: string | null): string | null {
+  if (v === null || v === undefined) return empty;
+  try {
+    return JSON.stringify(v);
+  } catch {
+    return empty;
+  }
+}
 
 const columns = (batch: AuditRow[]): unknown[] => [
   batch.map((r) => r.correlationId), batch.map((r) => r.tenantId), batch.map((r) => r.projectId), batch.map((r) => r.actor),
   batch.map((r) => r.operationId), batch.map((r) => r.decision), batch.map((r) => r.reasonCode), batch.map((r) => r.status),
   batch.map((r) => r.stage),
-  batch.map((r) => (r.evaluatedFilter === null || r.evaluatedFilter === undefined ? null : JSON.stringify(r.evaluatedFilter))),
-  batch.map((r) => (r.fieldMasks.length === 0 ? '[]' : JSON.stringify(r.fieldMasks))),
+  batch.map((r) => json(r.evaluatedFilter, null)),
+  batch.map((r) => (r.fieldMasks.length === 0 ? '[]' : json(r.fieldMasks, '[]'))),
   batch.map((r) => json(r.details, '{}')),
 ];
 

@@ -98,4 +98,17 @@ forEachBackend('audit writer', (backend: Backend) => {
     const expected = rows.map((x) => ({ ...x, details: x.details ?? {} }));
     assert.deepEqual(got.rows.map((x) => ({ ...x, status: Number(x.status), stage: Number(x.stage) })), expected);
   });
+
+  it('records a filter JSON cannot hold as none, without losing the rest of the batch', async () => {
+    const w = new BufferedAuditWriter(db, silent);
+    const tag = randomUUID();
+    const cyclic: Record<string, unknown> = {};
+    cyclic.self = cyclic;
+    w.record({ correlationId: `bad-${tag}`, tenantId: null, projectId: null, actor: 'a', operationId: 'Op', decision: 'Allow', reasonCode: 'Ok', status: 200, ...PLAIN, evaluatedFilter: { n: 1n } });
+    w.record({ correlationId: `cyc-${tag}`, tenantId: null, projectId: null, actor: 'a', operationId: 'Op', decision: 'Allow', reasonCode: 'Ok', status: 200, ...PLAIN, evaluatedFilter: cyclic });
+    w.record({ correlationId: `ok-${tag}`, tenantId: null, projectId: null, actor: 'a', operationId: 'Op', decision: 'Allow', reasonCode: 'Ok', status: 200, ...PLAIN, evaluatedFilter: { n: 1 } });
+    await w.flush();
+    const got = await db.query<{ c: string; f: unknown }>(`SELECT correlation_id AS c, evaluated_filter AS f FROM plinth.audit WHERE correlation_id LIKE $1 ORDER BY seq`, [`%-${tag}`]);
+    assert.deepEqual(got.rows, [{ c: `bad-${tag}`, f: null }, { c: `cyc-${tag}`, f: null }, { c: `ok-${tag}`, f: { n: 1 } }]);
+  });
 });
