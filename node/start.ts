@@ -5,6 +5,7 @@ import { projectActor } from '../actors/project/index.js';
 import { RetentionDriver } from '../actors/retention/index.js';
 import { tenantActor } from '../actors/tenant/index.js';
 import { startHttpServer, type HttpServer } from '../adapters/rest/server.js';
+import { route } from '../adapters/rest/router.js';
 import { InProcessTransport } from '../cluster/in-process-transport.js';
 import { CachedScopeDirectory } from '../runtime/control/scope-directory.js';
 import { OutboxProcessor } from '../runtime/events/outbox-processor.js';
@@ -151,6 +152,7 @@ export async function startNode(config: NodeConfig): Promise<RunningNode> {
     limits: { maxPageSize: config.maxPageSize, maxBatchRows: config.maxBatchRows, idempotencyRetentionMs: config.idempotencyRetentionMs },
     node,
     webhooks,
+    routes: { resolve: route },
     identity: { refreshReuseGraceMs: config.refreshReuseGraceMs, throttle: new LoginThrottle(config.loginThrottle), federationAllowPrivateIssuers: config.federationAllowPrivateIssuers, webauthn: config.webauthn },
     realtime: new RealtimeHub({
       db, log, tail: eventTail,

@@ -2,7 +2,8 @@ import type { SqlClient } from '../storage/index.js';
 import type { ApiKeyVerifier } from './identity/api-keys.js';
 import type { IdentityPolicy } from './identity/policy.js';
 import type { Logger } from './log.js';
-import type { Actor, ProjectRow, TenantRow } from './operations/types.js';
+import type { Actor, OperationSpec, ProjectRow, TenantRow } from './operations/types.js';
+import type { ServiceError } from './errors/service-error.js';
 import type { CompiledPublication } from './publication/compiled-publication.js';
 import type { AuditRow } from './pipeline/evidence.js';
 import type { ControlPlaneGateway } from './control/gateway.js';
@@ -42,6 +43,23 @@ export interface GrantSource {
 export interface AuditSink {
   record(row: AuditRow): void;
   flush(): Promise<void>;
+}
+
+/** What a REST method and path resolve to, before scope (entity routes name a collection, checked against the publication). */
+export interface RouteResolution {
+  spec: OperationSpec;
+  params: Record<string, string>;
+  collection: string | null;
+  relation: string | null;
+}
+
+/**
+ * The REST adapter's route table, handed down so runtime can explain routing
+ * (`GET /api/Explainability/apiSurface`) without importing an adapter.
+ * `segs`: the decoded path segments below the base (`/api` or `/v1`).
+ */
+export interface RouteTable {
+  resolve(method: string, segs: string[]): RouteResolution | ServiceError;
 }
 
 export interface OutboxKicker {
@@ -99,4 +117,6 @@ export interface Services {
   readonly apiKeys?: ApiKeyVerifier;
   /** Login throttling and refresh-token grace of this node. Absent: the defaults (runtime/identity/policy.ts). */
   readonly identity?: IdentityPolicy;
+  /** The REST route table (node/start.ts injects adapters/rest/router.ts). Absent: apiSurface answers 503. */
+  readonly routes?: RouteTable;
 }

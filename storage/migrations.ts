@@ -382,6 +382,18 @@ const MIGRATIONS: Migration[] = [
       `CREATE INDEX identity_challenges_expires_idx ON ${S}.identity_challenges (expires_at)`,
     ],
   },
+  {
+    version: 13,
+    name: 'explainability: the decision record of each audit row',
+    // Stage 6 records how a request was decided (runtime/pipeline/evidence.ts); GET
+    // /api/Explainability/access reads it back by correlation id (audit_correlation_idx).
+    // `details` (version 2) keeps the denial's missingGrants and bindingId.
+    statements: [
+      `ALTER TABLE ${S}.audit ADD COLUMN stage smallint NULL`,
+      `ALTER TABLE ${S}.audit ADD COLUMN evaluated_filter jsonb NULL`,
+      `ALTER TABLE ${S}.audit ADD COLUMN field_masks jsonb NOT NULL DEFAULT '[]'::jsonb`,
+    ],
+  },
 ];
 
 export const LATEST_PLATFORM_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

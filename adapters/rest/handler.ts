@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { HttpRequest, HttpResponse } from 'uWebSockets.js';
 import { dispatch } from '../../runtime/dispatch.js';
 import { ServiceError } from '../../runtime/errors/service-error.js';
-import type { Invocation } from '../../runtime/operations/types.js';
+import type { Invocation, OperationSpec } from '../../runtime/operations/types.js';
+import { recordRefusal, UNROUTED } from '../../runtime/pipeline/refusal.js';
 import type { Services } from '../../runtime/services.js';
 import { decodeJsonBody } from './body.js';
 import { bearerOf, parseQuery, readMeta, type RequestMeta } from './request-meta.js';
@@ -95,15 +96,20 @@ function accept(services: Services, opts: RestOptions, inFlight: InFlight, res: 
   const path = splitPath(meta.url);
   const matched = path === null ? new ServiceError('NOT_FOUND', 'Route.Unknown', 'no route matches this path') : route(meta.method, path.segs);
   const basePath = path?.base ?? '/api';
+  /** Answers a refusal made here, before dispatch, and has it recorded for its explainUrl. */
+  const refuse = (err: ServiceError, spec: OperationSpec): void => {
+    writeError(target, err, basePath);
+    recordRefusal(services, refusalInvocation(meta, spec, basePath), err);
+  };
   if (matched instanceof ServiceError) {
     // Drain any body the client sends, but answer without reading it.
-    return writeError(target, matched, basePath);
+    return refuse(matched, UNROUTED);
   }
   for (const h of matched.spec.requestHeaders ?? []) extraHeaders[h] = req.getHeader(h);
   const declared = Number(meta.contentLength);
   if (meta.contentLength !== '' && (!Number.isFinite(declared) || declared > opts.maxBodyBytes)) {
     target.closeConnection = true;
-    return writeError(target, tooLarge(opts.maxBodyBytes), basePath);
+    return refuse(tooLarge(opts.maxBodyBytes), matched.spec);
   }
   inFlight.count++;
   reading = true;
@@ -114,7 +120,7 @@ function accept(services: Services, opts: RestOptions, inFlight: InFlight, res: 
       // Lingering close: answer now and keep the connection, so uWS discards the rest of
       // the chunked body instead of resetting a client that is still sending (which can
       // make it lose the 413). Nothing more is buffered.
-      return writeError(target, tooLarge(opts.maxBodyBytes), basePath);
+      return refuse(tooLarge(opts.maxBodyBytes), matched.spec);
     }
     run(services, meta, matched, basePath, bytes, target, lastEventId, extraHeaders)
       .catch((err: unknown) => failUnexpected(target, err, services.log, basePath))
@@ -133,7 +139,8 @@ async function run(services: Services, meta: RequestMeta, m: RouteMatch, basePat
     // A raw-body spec (inbound webhooks) gets the exact bytes: it verifies them before it parses.
     body = raw ? undefined : decodeJsonBody(bytes, meta.contentType);
   } catch (err) {
-    return writeError(target, err as ServiceError, basePath);
+    writeError(target, err as ServiceError, basePath);
+    return recordRefusal(services, refusalInvocation(meta, m.spec, basePath), err as ServiceError);
   }
   const inv: Invocation = {
     correlationId: meta.correlationId,
@@ -159,6 +166,14 @@ async function run(services: Services, meta: RequestMeta, m: RouteMatch, basePat
   const outcome = await dispatch(inv, services);
   if (outcome.ok) writeResult(target, outcome.result, basePath);
   else writeError(target, outcome.error, basePath);
+}
+
+/** The Invocation of a request refused before dispatch: enough to name its caller and operation in the record. */
+function refusalInvocation(meta: RequestMeta, operation: OperationSpec, basePath: string): Invocation {
+  return {
+    correlationId: meta.correlationId, protocol: 'rest', operation, collection: null, relation: null, params: {}, query: new Map(), body: undefined,
+    bearer: bearerOf(meta.authorization), tenantHeader: null, projectHeader: null, branchHeader: null, idempotencyKey: null, ifMatch: null, basePath,
+  };
 }
 
 const tooLarge = (max: number): ServiceError =>

@@ -33,13 +33,13 @@ const COLUMNS = `seq, correlation_id AS "correlationId", at, actor, operation_id
 type Row = AuditRecord & { seq: string };
 const toRecord = ({ seq: _seq, ...r }: Row): AuditRecord => ({ ...r, status: Number(r.status) });
 
-const DECISIONS = ['Allow', 'Deny', 'Error'];
+const DECISIONS = ['Allow', 'Deny', 'Mask', 'Challenge', 'Error'];
 const KEYS = ['reasonCode', 'actor', 'entity', 'operationId', 'decision', 'correlationId', 'since', 'until'];
 
 /**
  * The audit `filter` JSON: `{ reasonCode?, actor?, entity?, operationId?,
  * decision?, correlationId?, since?, until? }`, all strings. `entity` selects
- * operation ids `Entity.<E>.*`; `decision` is Allow, Deny or Error.
+ * operation ids `Entity.<E>.*`; `decision` is Allow, Deny, Mask, Challenge or Error.
  */
 export function parseAuditFilter(text: string | undefined): Omit<AuditQuery, 'afterSeq' | 'pageSize'> {
   const out: Omit<AuditQuery, 'afterSeq' | 'pageSize'> = { reasonCode: null, actor: null, entity: null, operationId: null, decision: null, correlationId: null, since: null, until: null };

@@ -9,7 +9,7 @@ export interface ErrorEnvelope {
     correlationId: string;
     field?: string;
     retryable?: boolean;
-    explainUrl?: string;
+    explainUrl: string;
     bindingId?: string;
     missingGrants?: string[];
     errors?: Array<{ field: string; reasonCode: string; message: string }>;
@@ -20,6 +20,10 @@ export interface ErrorEnvelope {
   };
 }
 
+/** Where the decision record of a request is read back (`GET`, runtime/operations/explainability). */
+export const explainUrlOf = (correlationId: string, basePath = '/api'): string =>
+  `${basePath}/Explainability/access?correlationId=${encodeURIComponent(correlationId)}`;
+
 /** The spec's HTTP error envelope for a declared error. */
 export function toErrorEnvelope(err: ServiceError, correlationId: string, basePath = '/api'): ErrorEnvelope {
   const body: ErrorEnvelope['error'] = {
@@ -28,6 +32,8 @@ export function toErrorEnvelope(err: ServiceError, correlationId: string, basePa
     reasonCode: err.reasonCode,
     correlationId,
     retryable: err.retryable,
+    // Every error links its decision record (CONTRACT: Explainability), not only denials.
+    explainUrl: explainUrlOf(correlationId, basePath),
   };
   const d = err.details;
   if (d.field !== undefined) body.field = d.field;
@@ -39,9 +45,6 @@ export function toErrorEnvelope(err: ServiceError, correlationId: string, basePa
     body.errors = d.errors;
     body.errorCount = d.errorCount ?? d.errors.length;
     body.truncated = body.errorCount > d.errors.length;
-  }
-  if (err.code === 'ACCESS_DENIED' || err.code === 'UNAUTHORIZED') {
-    body.explainUrl = `${basePath}/Explainability/access?correlationId=${encodeURIComponent(correlationId)}`;
   }
   return { error: body };
 }

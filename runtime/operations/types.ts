@@ -42,7 +42,9 @@ export type AccessDecision = 'Allow' | 'Deny' | 'Mask' | 'Challenge' | 'Error';
 /**
  * What the pipeline decided along the way, for stage 6's record and for
  * Explainability. `stage` is the stage running (1–5) or 6 once the
- * operation executed; on an error it names the stage that refused.
+ * operation executed; on an error it names the stage that refused. 0: the
+ * protocol adapter refused the request before the pipeline (no route, body
+ * too large or undecodable; runtime/pipeline/refusal.ts).
  */
 export interface DecisionTrace {
   stage: number;

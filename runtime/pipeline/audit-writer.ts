@@ -17,17 +17,39 @@ const MAX_PENDING = 50_000;
 const ROWS_PER_STATEMENT = { pglite: 100, postgres: 500 } as const;
 
 /**
- * Eight array parameters unpacked by unnest (PostgreSQL, PGlite and
- * CockroachDB all take the multi-argument form) instead of 8 placeholders
- * per row: cheaper to build and to parse than 4,000 placeholders, and the
- * SQL text is the same whatever the row count.
+ * Twelve array parameters unpacked by unnest (PostgreSQL, PGlite and
+ * CockroachDB all take the multi-argument form) instead of 12 placeholders
+ * per row: cheaper to build and to parse than thousands of placeholders, and
+ * the SQL text is the same whatever the row count. The JSON columns travel
+ * as text[] and are cast per row, so no backend needs jsonb[] parameters.
  */
-const INSERT_SQL = `INSERT INTO ${PLATFORM_SCHEMA}.audit (correlation_id, tenant_id, project_id, actor, operation_id, decision, reason_code, status)
-  SELECT * FROM unnest($1::text[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::text[], $7::text[], $8::int[])`;
+const INSERT_SQL = `INSERT INTO ${PLATFORM_SCHEMA}.audit
+  (correlation_id, tenant_id, project_id, actor, operation_id, decision, reason_code, status, stage, evaluated_filter, field_masks, details)
+  SELECT c, t, p, a, o, d, r, s, g, f::jsonb, m::jsonb, x::jsonb
+  FROM unnest($1::text[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::text[], $7::text[], $8::int[], $9::int[], $10::text[], $11::text[], $12::text[])
+    AS u(c, t, p, a, o, d, r, s, g, f, m, x)`;
+
+/**
+ * The JSON columns are serialized here, in the flush, never on the request
+ * path. A value JSON cannot hold (a BigInt, a cycle) records as `empty`
+ * rather than failing the whole batch's statement.
+ */
+function json(v: unknown, empty: string | null): string | null {
+  if (v === null || v === undefined) return empty;
+  try {
+    return JSON.stringify(v);
+  } catch {
+    return empty;
+  }
+}
 
 const columns = (batch: AuditRow[]): unknown[] => [
   batch.map((r) => r.correlationId), batch.map((r) => r.tenantId), batch.map((r) => r.projectId), batch.map((r) => r.actor),
   batch.map((r) => r.operationId), batch.map((r) => r.decision), batch.map((r) => r.reasonCode), batch.map((r) => r.status),
+  batch.map((r) => r.stage),
+  batch.map((r) => json(r.evaluatedFilter, null)),
+  batch.map((r) => (r.fieldMasks.length === 0 ? '[]' : json(r.fieldMasks, '[]'))),
+  batch.map((r) => json(r.details, '{}')),
 ];
 
 /**

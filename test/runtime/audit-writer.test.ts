@@ -1,6 +1,6 @@
 /**
  * The audit write path (ADR 0003, docs/performance.md): BufferedAuditWriter
- * writes a flush as unnest() INSERTs of eight array parameters, in
+ * writes a flush as unnest() INSERTs of twelve array parameters, in
  * statements of at most 100 rows on PGlite (one connection in the Node
  * thread: the event loop turns between two of them, so a request waits
  * behind at most one) and 500 on PostgreSQL, and
@@ -17,6 +17,8 @@ import { migratePlatform, PgClient, PgliteClient, type SqlClient } from '../../s
 import { createTestDatabase, forEachBackend, type Backend } from '../support/server.js';
 
 const silent: Logger = { info: () => {}, warn: () => {}, error: () => {}, child: () => silent };
+/** The decision-record part of a row that carries none. */
+const PLAIN = { stage: 6, evaluatedFilter: null, fieldMasks: [], details: null } as const;
 
 /**
  * The client, with a record of each audit INSERT's parameter count and rows,
@@ -60,17 +62,17 @@ forEachBackend('audit writer', (backend: Backend) => {
     await drop?.();
   });
 
-  it('writes a 500-row flush in bounded statements of eight array parameters', async () => {
+  it('writes a 500-row flush in bounded statements of twelve array parameters', async () => {
     const r = recording(db);
     const w = new BufferedAuditWriter(r.db, silent);
     const tag = randomUUID();
     for (let i = 0; i < 500; i++) {
-      w.record({ correlationId: `${tag}-${i}`, tenantId: null, projectId: null, actor: 'admin', operationId: 'Test.Op', decision: 'Allow', reasonCode: 'Ok', status: 200 });
+      w.record({ correlationId: `${tag}-${i}`, tenantId: null, projectId: null, actor: 'admin', operationId: 'Test.Op', decision: 'Allow', reasonCode: 'Ok', status: 200, ...PLAIN });
     }
     await w.flush();
     r.stop();
     const perStatement = backend === 'pglite' ? 100 : 500;
-    assert.deepEqual(r.inserts, Array.from({ length: 500 / perStatement }, () => ({ params: 8, rows: perStatement })));
+    assert.deepEqual(r.inserts, Array.from({ length: 500 / perStatement }, () => ({ params: 12, rows: perStatement })));
     for (let i = 1; i < r.turnsAtInsert.length; i++) {
       assert.ok(r.turnsAtInsert[i]! > r.turnsAtInsert[i - 1]!, `the event loop turns between statements ${i - 1} and ${i}`);
     }
@@ -82,15 +84,31 @@ forEachBackend('audit writer', (backend: Backend) => {
     const w = new BufferedAuditWriter(db, silent);
     const tenant = randomUUID();
     const rows: AuditRow[] = [
-      { correlationId: `q-${tenant}`, tenantId: tenant, projectId: null, actor: `user:"quoted", {braced}`, operationId: 'Entity.A\\B.Get', decision: 'Deny', reasonCode: 'NULL', status: 403 },
-      { correlationId: `u-${tenant}`, tenantId: null, projectId: tenant, actor: "it's ünïcødé 🙂", operationId: '', decision: 'Error', reasonCode: 'a,b', status: 500 },
+      { correlationId: `q-${tenant}`, tenantId: tenant, projectId: null, actor: `user:"quoted", {braced}`, operationId: 'Entity.A\\B.Get', decision: 'Deny', reasonCode: 'NULL', status: 403, ...PLAIN, stage: 4, details: { missingGrants: ['entity:A:read'], bindingId: 'rest:Entity.A.Read' } },
+      { correlationId: `u-${tenant}`, tenantId: null, projectId: tenant, actor: "it's ünïcødé 🙂", operationId: '', decision: 'Error', reasonCode: 'a,b', status: 500, ...PLAIN },
+      { correlationId: `m-${tenant}`, tenantId: null, projectId: tenant, actor: 'user:x', operationId: 'Entity.A.List', decision: 'Mask', reasonCode: 'Access.Allowed', status: 200, stage: 6, evaluatedFilter: { and: [{ owner: { eq: "o'\\\"{x}" } }, { n: { in: [1, null] } }] }, fieldMasks: ['secret', 'a,b'], details: null },
     ];
     for (const row of rows) w.record(row);
     await w.flush();
     const got = await db.query<Record<string, unknown>>(
-      `SELECT correlation_id AS "correlationId", tenant_id AS "tenantId", project_id AS "projectId", actor, operation_id AS "operationId", decision, reason_code AS "reasonCode", status
+      `SELECT correlation_id AS "correlationId", tenant_id AS "tenantId", project_id AS "projectId", actor, operation_id AS "operationId", decision, reason_code AS "reasonCode", status,
+         stage, evaluated_filter AS "evaluatedFilter", field_masks AS "fieldMasks", details
        FROM plinth.audit WHERE correlation_id = ANY($1::text[]) ORDER BY seq`, [rows.map((x) => x.correlationId)],
     );
-    assert.deepEqual(got.rows.map((x) => ({ ...x, status: Number(x.status) })), rows);
+    const expected = rows.map((x) => ({ ...x, details: x.details ?? {} }));
+    assert.deepEqual(got.rows.map((x) => ({ ...x, status: Number(x.status), stage: Number(x.stage) })), expected);
+  });
+
+  it('records a filter JSON cannot hold as none, without losing the rest of the batch', async () => {
+    const w = new BufferedAuditWriter(db, silent);
+    const tag = randomUUID();
+    const cyclic: Record<string, unknown> = {};
+    cyclic.self = cyclic;
+    w.record({ correlationId: `bad-${tag}`, tenantId: null, projectId: null, actor: 'a', operationId: 'Op', decision: 'Allow', reasonCode: 'Ok', status: 200, ...PLAIN, evaluatedFilter: { n: 1n } });
+    w.record({ correlationId: `cyc-${tag}`, tenantId: null, projectId: null, actor: 'a', operationId: 'Op', decision: 'Allow', reasonCode: 'Ok', status: 200, ...PLAIN, evaluatedFilter: cyclic });
+    w.record({ correlationId: `ok-${tag}`, tenantId: null, projectId: null, actor: 'a', operationId: 'Op', decision: 'Allow', reasonCode: 'Ok', status: 200, ...PLAIN, evaluatedFilter: { n: 1 } });
+    await w.flush();
+    const got = await db.query<{ c: string; f: unknown }>(`SELECT correlation_id AS c, evaluated_filter AS f FROM plinth.audit WHERE correlation_id LIKE $1 ORDER BY seq`, [`%-${tag}`]);
+    assert.deepEqual(got.rows, [{ c: `bad-${tag}`, f: null }, { c: `cyc-${tag}`, f: null }, { c: `ok-${tag}`, f: { n: 1 } }]);
   });
 });

@@ -65,4 +65,14 @@ describe('error table', () => {
       },
     });
   });
+
+  it('links every error, not only denials, to its explainability record', () => {
+    const env = toErrorEnvelope(new ServiceError('VALIDATION_FAILED', 'Query.UnknownSortField', 'bad sort', { field: 'sort' }), 'c d/1');
+    assert.deepEqual(env, {
+      error: {
+        code: 'VALIDATION_FAILED', message: 'bad sort', reasonCode: 'Query.UnknownSortField', correlationId: 'c d/1', retryable: false,
+        field: 'sort', explainUrl: '/api/Explainability/access?correlationId=c%20d%2F1',
+      },
+    });
+  });
 });

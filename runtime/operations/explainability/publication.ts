@@ -1,0 +1,123 @@
+import { PLATFORM_SCHEMA } from '../../../storage/index.js';
+import { readHead } from '../../control/schema-change.js';
+import { notFound, validationFailed } from '../../errors/service-error.js';
+import type { ProjectModel } from '../../publication/model.js';
+import { entityOperations } from '../../publication/operations.js';
+import { single } from '../envelopes.js';
+import { noGrants, type OperationContext, type OperationSpec } from '../types.js';
+
+/** Explainability reads of the caller's project: any authenticated caller of the project, no grant. */
+const explainOp = (id: string, execute: OperationSpec['execute']): OperationSpec => ({ id, authn: 'user', scope: 'project', grants: noGrants, execute });
+
+interface Published {
+  version: number;
+  model: ProjectModel;
+  descriptorHash: string | null;
+  createdAt: string | null;
+  correlationId: string | null;
+}
+
+/** A publication as Explainability shows it: what it contains and whether it is the one serving traffic. */
+function describe(ctx: OperationContext, p: Published, headVersion: number) {
+  const scope = ctx.scope!;
+  const ops = entityOperations(p.model);
+  return {
+    publicationVersion: p.version,
+    tenantId: scope.tenant.id,
+    projectId: scope.project.id,
+    branch: scope.branch,
+    descriptorHash: p.descriptorHash,
+    createdAt: p.createdAt,
+    correlationId: p.correlationId,
+    head: p.version === headVersion,
+    headVersion,
+    entities: p.model.entities.map((e) => e.entityName),
+    operations: ops.map((o) => o.operationId),
+    bindingIds: ops.map((o) => `rest:${o.operationId}`),
+  };
+}
+
+/** The branch head, read from storage: the node's compiled copy may trail it by its cache interval (runtime/publication/registry.ts). */
+async function head(ctx: OperationContext): Promise<Published> {
+  const s = ctx.scope!;
+  const h = await readHead(ctx.services.db, s.project.id, s.branch, false);
+  let correlationId: string | null = null;
+  if (h.version > 0) {
+    const r = await ctx.services.db.query<{ correlation_id: string }>(
+      `SELECT correlation_id FROM ${PLATFORM_SCHEMA}.publications WHERE project_id = $1 AND branch = $2 AND version = $3`, [s.project.id, s.branch, h.version],
+    );
+    correlationId = r.rows[0]?.correlation_id ?? null;
+  }
+  return { version: h.version, model: h.model, descriptorHash: h.hash, createdAt: h.createdAt, correlationId };
+}
+
+export const EXPLAIN_PUBLICATION_SPECS = {
+  /** `GET /api/Explainability/publication/latest`: the branch head (version 0, empty, before the first schema change). */
+  latest: explainOp('Explainability.Publication.Latest', async (ctx) => {
+    const h = await head(ctx);
+    return single(ctx, describe(ctx, h, h.version));
+  }),
+
+  /** `GET /api/Explainability/publication/{publicationVersion}`: one publication of the branch; 404 when it never existed. */
+  version: explainOp('Explainability.Publication.Read', async (ctx) => {
+    const text = ctx.inv.params.publicationVersion ?? '';
+    if (!/^\d{1,15}$/.test(text)) throw validationFailed('Explainability.InvalidPublicationVersion', 'publicationVersion must be a non-negative integer', 'publicationVersion');
+    const s = ctx.scope!;
+    const r = await ctx.services.db.query<{ model: ProjectModel; descriptor_hash: string; created_at: string; correlation_id: string }>(
+      `SELECT model, descriptor_hash, created_at, correlation_id FROM ${PLATFORM_SCHEMA}.publications WHERE project_id = $1 AND branch = $2 AND version = $3`,
+      [s.project.id, s.branch, Number(text)],
+    );
+    const row = r.rows[0];
+    if (row === undefined) throw notFound('Explainability.PublicationNotFound', `branch ${s.branch} has no publication ${text}`);
+    const h = await readHead(ctx.services.db, s.project.id, s.branch, false);
+    return single(ctx, describe(ctx, { version: Number(text), model: row.model, descriptorHash: row.descriptor_hash, createdAt: row.created_at, correlationId: row.correlation_id }, h.version));
+  }),
+
+  /** `GET /api/Explainability/projectRuntime` (also `project-runtime`): why this publication serves the caller's traffic. */
+  projectRuntime: explainOp('Explainability.ProjectRuntime', async (ctx) => {
+    const s = ctx.scope!;
+    const h = await head(ctx);
+    const serving = s.publication;
+    const byHeader = ctx.inv.branchHeader !== null;
+    return single(ctx, {
+      tenantId: s.tenant.id,
+      projectId: s.project.id,
+      projectState: s.project.state,
+      branch: s.branch,
+      branchSelectedBy: byHeader ? 'X-Service-Branch header' : 'default branch (no X-Service-Branch header)',
+      publicationVersion: serving.version,
+      descriptorHash: serving.record.descriptorHash,
+      headVersion: h.version,
+      pinned: false,
+      servedBy: { nodeId: ctx.services.nodeId, mode: ctx.services.node.mode, storage: ctx.services.db.backend },
+      reason: serving.version === h.version
+        ? `publication ${serving.version} is the head of branch ${s.branch}; every request of the branch is pinned to the head when it resolves its scope`
+        : `this node still serves publication ${serving.version} while the head is ${h.version}; it switches within its cache interval`,
+    });
+  }),
+
+  /** `GET /api/Explainability/authoredPublication`: authored artifacts bound to the publication (none: no authored runtime yet). */
+  authoredPublication: explainOp('Explainability.AuthoredPublication', async (ctx) => {
+    const pub = ctx.scope!.publication;
+    return single(ctx, {
+      publicationVersion: pub.version,
+      artifacts: [],
+      reason: 'no authored code is bound to this publication: this platform runs no authored execution surfaces yet',
+    });
+  }),
+
+  /** `GET /api/Explainability/surface`: the capability surfaces through which this project's publication is exposed. */
+  surface: explainOp('Explainability.Surface', async (ctx) => {
+    const pub = ctx.scope!.publication;
+    const svc = ctx.services;
+    const surfaces = [
+      { surfaceKind: 'WireSurface', ordinal: 20, surfaceName: 'rest', enabled: true, bindingCount: pub.bindings.length, basePaths: ['/api', '/v1'] },
+      { surfaceKind: 'OperationProjectionSurface', ordinal: 21, surfaceName: 'openapi', enabled: true, routes: ['/api/openapi.json', '/api/openapi.yaml'] },
+      { surfaceKind: 'EventVocabularySurface', ordinal: 40, surfaceName: 'events', enabled: true, routes: ['/api/events', '/api/events/tail'] },
+      { surfaceKind: 'WebhookSurface', ordinal: 42, surfaceName: 'webhooks', enabled: svc.webhooks !== undefined },
+      { surfaceKind: 'RealtimeSurface', ordinal: 43, surfaceName: 'realtime', enabled: svc.realtime !== undefined },
+      { surfaceKind: 'ExplainabilitySurface', ordinal: 121, surfaceName: 'explainability', enabled: true },
+    ];
+    return single(ctx, { publicationVersion: pub.version, surfaces });
+  }),
+};
