@@ -2,7 +2,7 @@ import type { ClusterBus } from '../cluster/cluster-bus.js';
 import type { ApiKeyVerifier } from '../runtime/identity/api-keys.js';
 import { revokedSessions } from '../runtime/identity/index.js';
 import type { CompiledPublication } from '../runtime/publication/compiled-publication.js';
-import type { GrantSource, PublicationSource, ScopeDirectory } from '../runtime/services.js';
+import type { GovernanceSource, GrantSource, PublicationSource, ScopeDirectory } from '../runtime/services.js';
 
 /**
  * Makes the per-node caches cluster-aware: whatever one node invalidates or
@@ -59,4 +59,24 @@ export function broadcastInvalidations(bus: ClusterBus, caches: { publications: 
 export function broadcastApiKeyRevocations(bus: ClusterBus, apiKeys: ApiKeyVerifier): void {
   bus.subscribe('apikey-revoked', (p) => apiKeys.revoke(String(p.keyId), false));
   apiKeys.onRevoked((keyId) => bus.publish('apikey-revoked', { keyId }));
+}
+
+/** Longest an envelope change waits for peers to confirm they dropped their cached envelopes. */
+const GOVERNANCE_CONFIRM_MS = 2_000;
+
+/**
+ * An envelope change applies from the next request on every node: the
+ * changing node drops its cache, announces it, and answers only once every
+ * other live member confirmed it dropped its own (bounded; a node that does
+ * not answer in time falls back to the cache's TTL).
+ */
+export function broadcastGovernance(bus: ClusterBus, governance: GovernanceSource, peers: () => Promise<number>): GovernanceSource {
+  bus.subscribe('governance', () => governance.invalidate());
+  return {
+    effective: (projectId) => governance.effective(projectId),
+    invalidate: async () => {
+      await governance.invalidate();
+      await bus.publishConfirmed('governance', {}, await peers().catch(() => 0), GOVERNANCE_CONFIRM_MS);
+    },
+  };
 }

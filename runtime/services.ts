@@ -8,6 +8,7 @@ import type { AuditRow } from './pipeline/evidence.js';
 import type { ControlPlaneGateway } from './control/gateway.js';
 import type { EventTailSource } from './events/event-tail.js';
 import type { RealtimeHub } from './realtime/hub.js';
+import type { CompiledEnvelope } from './governance/compiled.js';
 import type { OutboundWebhooks } from './webhooks/outbound/dispatcher.js';
 
 /** Verifies a project user's access token (stage 1). Null when the token is not valid. */
@@ -37,6 +38,14 @@ export interface PublicationSource {
 export interface GrantSource {
   held(projectId: string, subjectId: string, roles: readonly string[]): Promise<ReadonlySet<string>>;
   invalidate(projectId: string): void;
+}
+
+/** Effective governance envelopes per project (runtime/governance/cache.ts), read by stage 3. */
+export interface GovernanceSource {
+  /** The project's effective envelope, null when no project in its chain has one; synchronous on a cache hit. */
+  effective(projectId: string): CompiledEnvelope | null | Promise<CompiledEnvelope | null>;
+  /** An envelope changed somewhere: drop every cached one. In cluster mode it resolves once the peers dropped theirs (or a bound passed). */
+  invalidate(): void | Promise<void>;
 }
 
 export interface AuditSink {
@@ -97,6 +106,8 @@ export interface Services {
   readonly realtime?: RealtimeHub;
   /** Project API keys (`plk_…` bearers). Absent: such a bearer is refused like any invalid token. */
   readonly apiKeys?: ApiKeyVerifier;
+  /** Governance envelopes (stage 3, grant creation, list page sizes). Absent: no envelope applies (unit tests). */
+  readonly governance?: GovernanceSource;
   /** Login throttling and refresh-token grace of this node. Absent: the defaults (runtime/identity/policy.ts). */
   readonly identity?: IdentityPolicy;
 }

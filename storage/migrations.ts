@@ -338,6 +338,17 @@ const MIGRATIONS: Migration[] = [
       `CREATE INDEX identity_subjects_listing_idx ON ${S}.identity_subjects (project_id, created_at, id)`,
     ],
   },
+  {
+    version: 11,
+    name: 'governance envelopes',
+    statements: [
+      // One envelope per project, written only by the project actor; the effective envelope is merged down the ancestry (runtime/governance/).
+      `CREATE TABLE ${S}.governance_envelopes (
+        project_id uuid PRIMARY KEY REFERENCES ${S}.projects(id) ON DELETE CASCADE,
+        envelope jsonb NOT NULL,
+        updated_at timestamptz NOT NULL DEFAULT now())`,
+    ],
+  },
 ];
 
 export const LATEST_PLATFORM_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;
