@@ -55,7 +55,9 @@ export class GovernanceCache implements GovernanceSource {
   private async load(projectId: string): Promise<CompiledEnvelope | null> {
     const gen = this.generation;
     const chain = await readChain(this.db, projectId);
-    const envelope = chain.length === 0 ? null : new CompiledEnvelope(mergeChain(chain));
+    const merged = mergeChain(chain);
+    // An envelope that restricts nothing (`{}`, empty lists) compiles to the same fast path as none.
+    const envelope = Object.keys(merged).length === 0 ? null : new CompiledEnvelope(merged);
     if (gen === this.generation) {
       if (this.entries.size >= MAX_ENTRIES) this.entries.clear();
       this.entries.set(projectId, { envelope, loadedAt: this.now() });

@@ -23,8 +23,16 @@ export async function readChain(db: SqlExecutor, projectId: string): Promise<Cha
   return res.rows.map((r) => ({ projectId: r.project_id, envelope: json(r.envelope) }));
 }
 
-/** Stores a project's own envelope, replacing the one it had. Called by the project actor only (single writer). */
+/**
+ * Stores a project's own envelope, replacing the one it had; `{}` removes it
+ * (the project then drops out of its descendants' chains). Called by the
+ * project actor only (single writer).
+ */
 export async function writeEnvelope(db: SqlExecutor, projectId: string, envelope: Envelope): Promise<void> {
+  if (Object.keys(envelope).length === 0) {
+    await db.query(`DELETE FROM ${S}.governance_envelopes WHERE project_id = $1`, [projectId]);
+    return;
+  }
   await db.query(
     `INSERT INTO ${S}.governance_envelopes (project_id, envelope, updated_at) VALUES ($1, $2::jsonb, now())
      ON CONFLICT (project_id) DO UPDATE SET envelope = EXCLUDED.envelope, updated_at = now()`,

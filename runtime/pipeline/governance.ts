@@ -1,7 +1,7 @@
-import { accessDenied } from '../errors/service-error.js';
+import { accessDenied, type ServiceError } from '../errors/service-error.js';
 import { weakerThan, type CompiledEnvelope } from '../governance/compiled.js';
 import type { StepUpStrength } from '../governance/envelope.js';
-import { AUTH_STRENGTHS, type OperationContext } from '../operations/types.js';
+import { AUTH_STRENGTHS, type Actor, type OperationContext } from '../operations/types.js';
 
 /**
  * Stage 3: the project's effective governance envelope (merged fail-closed
@@ -27,16 +27,28 @@ export function evaluateGovernance(ctx: OperationContext): void | Promise<void> 
 function apply(ctx: OperationContext, envelope: CompiledEnvelope | null): void {
   ctx.envelope = envelope;
   if (envelope === null || (ctx.actor.kind !== 'user' && ctx.actor.kind !== 'apikey')) return;
-  const required = ctx.inv.operation.grants(ctx);
+  const refusal = governanceRefusal(envelope, ctx.actor, ctx.inv.operation.grants(ctx), ctx.operationId);
+  if (refusal !== null) throw refusal;
+}
+
+/**
+ * What the envelope says about `actor` using an operation that needs
+ * `required`: null to go on, else the denial (`Governance.EnvelopeExceeded`)
+ * or the step-up challenge (`Access.StepUpRequired`). Exported for
+ * Explainability, which must answer what stage 3 would.
+ */
+export function governanceRefusal(envelope: CompiledEnvelope, actor: Actor, required: readonly string[], operationId: string): ServiceError | null {
+  if (actor.kind !== 'user' && actor.kind !== 'apikey') return null;
   let strength: StepUpStrength | null = null;
   for (const g of required) {
     if (envelope.exceeds(g)) {
-      throw accessDenied('Governance.EnvelopeExceeded', `${g} is outside the project's governance envelope`, { bindingId: `rest:${ctx.operationId}` });
+      return accessDenied('Governance.EnvelopeExceeded', `${g} is outside the project's governance envelope`, { bindingId: `rest:${operationId}` });
     }
     const s = envelope.requiredStrength(g);
     if (s !== null && (strength === null || AUTH_STRENGTHS.indexOf(s) > AUTH_STRENGTHS.indexOf(strength))) strength = s;
   }
-  if (strength !== null && weakerThan(ctx.actor.strength, strength)) {
-    throw accessDenied('Access.StepUpRequired', `this operation needs a session of strength ${strength}`, { decision: 'Challenge', requiredStrength: strength });
+  if (strength !== null && weakerThan(actor.strength, strength)) {
+    return accessDenied('Access.StepUpRequired', `this operation needs a session of strength ${strength}`, { decision: 'Challenge', requiredStrength: strength });
   }
+  return null;
 }

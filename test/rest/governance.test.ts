@@ -117,7 +117,8 @@ forEachBackend('governance envelopes', (backend: Backend) => {
 
     // Lifting the parent's envelope lifts it for the child from the next request.
     expectStatus(await putPolicy(f.parentId, {}), 200);
-    assert.deepEqual((await admin.get(`/api/projects/${f.childId}/governance/envelope`)).body.data, { effective: {}, chain: [{ projectId: f.parentId, envelope: {} }] });
+    assert.deepEqual((await admin.get(`/api/projects/${f.childId}/governance/envelope`)).body.data, { effective: {}, chain: [] });
+    assert.deepEqual((await admin.get(`/api/projects/${f.parentId}/governance/inheritance-policy`)).body.data, { projectId: f.parentId, envelope: {} });
     expectStatus(await u.client.delete(`/api/docs/${docs[2]}`), 204);
     expectStatus(await u.client.get('/api/payments'), 200);
   });
