@@ -10,6 +10,8 @@ import { parseEnvelopeBody } from '../../runtime/governance/envelope.js';
 import { mergeChain } from '../../runtime/governance/merge.js';
 import { intersectLists, parsePattern } from '../../runtime/governance/patterns.js';
 import { ServiceError } from '../../runtime/errors/service-error.js';
+import { governanceRefusal } from '../../runtime/pipeline/governance.js';
+import { PLATFORM_ADMIN, type Actor, type AuthStrength } from '../../runtime/operations/types.js';
 
 const link = (projectId: string, envelope: object) => ({ projectId, envelope });
 const compiled = (e: object) => new CompiledEnvelope(mergeChain([link('p', e)]));
@@ -95,5 +97,32 @@ describe('governance envelope: compiled matchers', () => {
     assert.equal(weakerThan('mfa-webauthn', 'mfa-totp'), false);
     assert.equal(e.maxPageSize, null);
     assert.equal(compiled({ maxPageSize: 3 }).maxPageSize, 3);
+  });
+});
+
+describe('governance envelope: stage 3 decision', () => {
+  const user = (strength?: AuthStrength): Actor => ({ kind: 'user', label: 'user:u', subjectId: 'u', projectId: 'p', sessionId: 's', roles: [], claims: {}, ...(strength === undefined ? {} : { strength }) });
+  const e = compiled({ deniedGrants: ['entity:*:delete'], requireStrength: { 'entity:Payment:*': 'mfa-totp', 'entity:Payment:update': 'mfa-webauthn' } });
+
+  it('denies a required grant past the envelope before asking for a step-up', () => {
+    const r = governanceRefusal(e, user(), ['entity:Payment:read', 'entity:Payment:delete'], 'Entity.Payment.Delete');
+    assert.equal(r?.reasonCode, 'Governance.EnvelopeExceeded');
+    assert.equal(r?.code, 'ACCESS_DENIED');
+  });
+
+  it('challenges a weaker session with the strongest strength asked for, and lets a strong enough one through', () => {
+    const weak = governanceRefusal(e, user(), ['entity:Payment:read'], 'Entity.Payment.Read');
+    assert.equal(weak?.reasonCode, 'Access.StepUpRequired');
+    assert.deepEqual([weak?.details.decision, weak?.details.requiredStrength], ['Challenge', 'mfa-totp']);
+    assert.equal(governanceRefusal(e, user('password'), ['entity:Payment:read'], 'x')?.details.requiredStrength, 'mfa-totp');
+    assert.equal(governanceRefusal(e, user('mfa-totp'), ['entity:Payment:read'], 'x'), null);
+    assert.equal(governanceRefusal(e, user('mfa-totp'), ['entity:Payment:update'], 'x')?.details.requiredStrength, 'mfa-webauthn');
+    assert.equal(governanceRefusal(e, user('mfa-webauthn'), ['entity:Payment:update'], 'x'), null);
+    assert.equal(governanceRefusal(e, user(), ['entity:Doc:read'], 'x'), null);
+  });
+
+  it('exempts the platform admin', () => {
+    assert.equal(governanceRefusal(e, PLATFORM_ADMIN, ['entity:Payment:delete'], 'x'), null);
+    assert.equal(governanceRefusal(e, PLATFORM_ADMIN, ['entity:Payment:read'], 'x'), null);
   });
 });
