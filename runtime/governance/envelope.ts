@@ -59,7 +59,7 @@ export function parseEnvelopeBody(body: unknown): Envelope {
   if (raw.maxPageSize !== undefined) {
     const n = raw.maxPageSize;
     if (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > MAX_PAGE_SIZE) {
-      throw validationFailed('Governance.InvalidMaxPageSize', 'maxPageSize must be an integer ≥ 1', 'envelope.maxPageSize');
+      throw validationFailed('Governance.InvalidMaxPageSize', `maxPageSize must be an integer from 1 to ${MAX_PAGE_SIZE}`, 'envelope.maxPageSize');
     }
     out.maxPageSize = n;
   }
