@@ -24,8 +24,9 @@ interface ProjectState {
 
 /**
  * Single writer of a project's record, its governance envelope, its branch
- * schemas and publication heads. Schema changes queue in this mailbox, so two changes never race to
- * the same publication version; data-plane requests never pass through here.
+ * schemas and publication heads. Schema changes queue in this mailbox, so
+ * two changes never race to the same publication version; data-plane
+ * requests never pass through here.
  */
 export const projectActor = defineActor<ProjectState, ControlActorDeps>({
   kind: PROJECT_KIND,
