@@ -4,12 +4,15 @@ import { revokedSessions } from '../runtime/identity/index.js';
 import type { CompiledPublication } from '../runtime/publication/compiled-publication.js';
 import type { GovernanceSource, GrantSource, PublicationSource, ScopeDirectory } from '../runtime/services.js';
 
+/** Longest a state or envelope change waits for peers to confirm they dropped their cached copies. */
+const CONFIRM_MS = 2_000;
+
 /**
  * Makes the per-node caches cluster-aware: whatever one node invalidates or
  * installs locally, it announces on the bus, and every other node drops the
  * same entries. A missed notice is bounded by each cache's TTL (2–5 s).
  */
-export function broadcastInvalidations(bus: ClusterBus, caches: { publications: PublicationSource; scopes: ScopeDirectory; grants: GrantSource }): {
+export function broadcastInvalidations(bus: ClusterBus, caches: { publications: PublicationSource; scopes: ScopeDirectory; grants: GrantSource }, peers: () => Promise<number> = async () => 0): {
   publications: PublicationSource;
   scopes: ScopeDirectory;
   grants: GrantSource;
@@ -36,9 +39,10 @@ export function broadcastInvalidations(bus: ClusterBus, caches: { publications: 
       tenant: (s) => scopes.tenant(s),
       project: (t, s) => scopes.project(t, s),
       branchExists: (p, b) => scopes.branchExists(p, b),
-      invalidate: () => {
-        scopes.invalidate();
-        bus.publish('scope', {});
+      // A tenant or project state change (suspend, resume, archive) waits for the peers, like an envelope change.
+      invalidate: async () => {
+        await scopes.invalidate();
+        await bus.publishConfirmed('scope', {}, await peers().catch(() => 0), CONFIRM_MS);
       },
     },
     grants: {
@@ -61,8 +65,6 @@ export function broadcastApiKeyRevocations(bus: ClusterBus, apiKeys: ApiKeyVerif
   apiKeys.onRevoked((keyId) => bus.publish('apikey-revoked', { keyId }));
 }
 
-/** Longest an envelope change waits for peers to confirm they dropped their cached envelopes. */
-const GOVERNANCE_CONFIRM_MS = 2_000;
 
 /**
  * An envelope change applies from the next request on every node: the
@@ -76,7 +78,7 @@ export function broadcastGovernance(bus: ClusterBus, governance: GovernanceSourc
     effective: (projectId) => governance.effective(projectId),
     invalidate: async () => {
       await governance.invalidate();
-      await bus.publishConfirmed('governance', {}, await peers().catch(() => 0), GOVERNANCE_CONFIRM_MS);
+      await bus.publishConfirmed('governance', {}, await peers().catch(() => 0), CONFIRM_MS);
     },
   };
 }

@@ -88,11 +88,13 @@ export async function startNode(config: NodeConfig): Promise<RunningNode> {
   let scopes: ScopeDirectory = new CachedScopeDirectory(db);
   let publications: PublicationSource = new PublicationRegistry(db);
   let grants: GrantSource = new SqlGrantSource(db);
-  if (cluster !== null) ({ scopes, publications, grants } = broadcastInvalidations(cluster.bus, { scopes, publications, grants }));
   let governance: GovernanceSource = new GovernanceCache(db);
   if (cluster !== null) {
     const membership = cluster.membership;
-    governance = broadcastGovernance(cluster.bus, governance, async () => (await membership.members()).filter((m) => m.nodeId !== config.nodeId).length);
+    /** Live members other than this node: how many confirmations a state or envelope change waits for. */
+    const peers = async (): Promise<number> => (await membership.members()).filter((m) => m.nodeId !== config.nodeId).length;
+    ({ scopes, publications, grants } = broadcastInvalidations(cluster.bus, { scopes, publications, grants }, peers));
+    governance = broadcastGovernance(cluster.bus, governance, peers);
   }
   const apiKeys = new ApiKeyVerifier(db);
   if (cluster !== null) broadcastApiKeyRevocations(cluster.bus, apiKeys);

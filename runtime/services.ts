@@ -23,7 +23,8 @@ export interface ScopeDirectory {
   tenant(slugOrId: string): Promise<TenantRow | null>;
   project(tenantId: string, slugOrId: string): Promise<ProjectRow | null>;
   branchExists(projectId: string, branch: string): Promise<boolean>;
-  invalidate(): void;
+  /** In cluster mode it resolves once the peers dropped theirs too (or a bound passed), so a state change applies from the next request everywhere. */
+  invalidate(): void | Promise<void>;
 }
 
 /** The live publication of a project branch on this node. */

@@ -36,14 +36,14 @@ export const projectActor = defineActor<ProjectState, ControlActorDeps>({
       if (ctx.state.row === null) throw notFound('Project.NotFound', 'project not found');
       const row = await updateProjectRow(deps.db, ctx.id.key, msg);
       ctx.state.row = row;
-      deps.scopes.invalidate();
+      await deps.scopes.invalidate();
       return row;
     },
     async delete(ctx, _msg, deps): Promise<null> {
       if (ctx.state.row === null) throw notFound('Project.NotFound', 'project not found');
       await deleteProjectRow(deps.db, ctx.id.key);
       ctx.state.row = null;
-      deps.scopes.invalidate();
+      await deps.scopes.invalidate();
       deps.publications.invalidate(ctx.id.key);
       return null;
     },

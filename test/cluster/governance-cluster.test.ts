@@ -85,3 +85,49 @@ describe('governance envelopes in cluster mode', { skip: !ready && !mustRun ? 'n
     }
   });
 });
+
+describe('project suspension in cluster mode', { skip: !ready && !mustRun ? 'needs nats-server and TEST_DATABASE_URL' : false }, () => {
+  let nats: NatsCluster;
+  let db: { url: string; drop(): Promise<void> };
+  const nodes: TestServer[] = [];
+  const token = `test-admin-${randomUUID()}`;
+
+  before(async () => {
+    nats = await NatsCluster.start(1);
+    db = await createTestDatabase();
+    for (const id of ['susp-a', 'susp-b']) {
+      nodes.push(await startServer({ backend: 'postgres', reuse: { dataDir: 'memory:', databaseUrl: db.url }, env: { NATS_URL: nats.natsUrl, NODE_ID: id, SERVICE_ADMIN_TOKEN: token } }));
+    }
+    const deadline = Date.now() + 10_000;
+    while ((await nodes[0]!.node.services.node.members()).length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  });
+  after(async () => {
+    for (const n of nodes) await n.stop();
+    await nats?.stop();
+    await db?.drop();
+  });
+
+  it('suspend on node A answers Project.Suspended on the next request to node B; resume on B restores A', async () => {
+    const [a, b] = nodes as [TestServer, TestServer];
+    const adminA = new Client(a.url, { token });
+    const adminB = new Client(b.url, { token });
+    const tenant = `t${randomUUID().slice(0, 8)}`;
+    expectStatus(await adminA.post('/api/TenantRecord', { slug: tenant, name: tenant }), 201);
+    const project = (await adminA.post('/api/projects/create', { tenant, slug: 'app', name: 'App' })).body.data.id as string;
+    const scopedA = adminA.with({ tenant, project: 'app' });
+    await defineEntity(scopedA, { entityName: 'Doc', fields: [{ name: 'title', type: 'String', nullable: false }] });
+    const email = `u${randomUUID().slice(0, 8)}@example.com`;
+    const reg = await scopedA.with({ token: null }).post('/api/identity/register', { email, password: 'correct horse 42' });
+    expectStatus(await adminA.post(`/api/projects/${project}/capability-grants`, { subjectId: reg.body.data.subjectId, grant: 'entity:Doc:read' }), 201);
+    const login = await scopedA.with({ token: null }).post('/api/identity/login', { email, password: 'correct horse 42' });
+    const userA = new Client(a.url, { token: login.body.accessToken, tenant, project: 'app' });
+    const userB = new Client(b.url, userA.scope);
+    expectStatus(await eventually(() => userB.get('/api/docs'), (r) => r.status === 200), 200);
+    for (let round = 0; round < 3; round++) {
+      expectStatus(await adminA.post(`/api/projects/${project}/suspend`), 200);
+      expectError(await userB.get('/api/docs'), 403, 'ACCESS_DENIED', 'Project.Suspended');
+      expectStatus(await adminB.post(`/api/projects/${project}/resume`), 200);
+      expectStatus(await userA.get('/api/docs'), 200);
+    }
+  });
+});
