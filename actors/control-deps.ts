@@ -1,9 +1,11 @@
 import type { SqlClient } from '../storage/index.js';
-import type { PublicationSource, ScopeDirectory } from '../runtime/services.js';
+import type { GovernanceSource, PublicationSource, ScopeDirectory } from '../runtime/services.js';
 
 /** What the control-plane actors need from the node. */
 export interface ControlActorDeps {
   db: SqlClient;
   scopes: ScopeDirectory;
   publications: PublicationSource;
+  /** Dropped (here and cluster-wide) when a project's governance envelope changes. */
+  governance: GovernanceSource;
 }

@@ -24,13 +24,34 @@ export class ClusterBus {
     }
   }
 
+  /**
+   * Publishes a notice and waits until `peers` other nodes handled it (each
+   * subscriber answers a notice that asks for a reply), or `timeoutMs`
+   * passed. Resolves to how many confirmed; never rejects, since a peer that
+   * does not answer still falls back to its cache TTL.
+   */
+  async publishConfirmed(topic: string, payload: Record<string, unknown>, peers: number, timeoutMs: number): Promise<number> {
+    if (peers <= 0) return 0;
+    let confirmed = 0;
+    try {
+      const replies = await this.nc.requestMany(`${PREFIX}.${topic}`, pack({ from: this.nodeId, payload }), { strategy: 'count', maxMessages: peers, maxWait: timeoutMs });
+      for await (const _ of replies) confirmed++;
+    } catch {
+      // No responders, timeout or a closed connection: the peers' TTLs bound the staleness.
+    }
+    return confirmed;
+  }
+
   subscribe(topic: string, handler: Handler): void {
     const sub = this.nc.subscribe(`${PREFIX}.${topic}`, {
       callback: (err, msg) => {
         if (err !== null) return;
         try {
           const { from, payload } = unpack(msg.data) as { from: string; payload: Record<string, unknown> };
-          if (from !== this.nodeId) handler(payload);
+          if (from === this.nodeId) return;
+          handler(payload);
+          // Confirms after acting, for publishConfirmed; plain notices ask for no reply.
+          if (msg.reply !== undefined && msg.reply !== '') msg.respond();
         } catch {
           // A malformed notice is dropped; it can only have come from a broken peer.
         }

@@ -2,14 +2,17 @@ import type { ClusterBus } from '../cluster/cluster-bus.js';
 import type { ApiKeyVerifier } from '../runtime/identity/api-keys.js';
 import { revokedSessions } from '../runtime/identity/index.js';
 import type { CompiledPublication } from '../runtime/publication/compiled-publication.js';
-import type { GrantSource, PublicationSource, ScopeDirectory } from '../runtime/services.js';
+import type { GovernanceSource, GrantSource, PublicationSource, ScopeDirectory } from '../runtime/services.js';
+
+/** Longest a state or envelope change waits for peers to confirm they dropped their cached copies. */
+const CONFIRM_MS = 2_000;
 
 /**
  * Makes the per-node caches cluster-aware: whatever one node invalidates or
  * installs locally, it announces on the bus, and every other node drops the
  * same entries. A missed notice is bounded by each cache's TTL (2–5 s).
  */
-export function broadcastInvalidations(bus: ClusterBus, caches: { publications: PublicationSource; scopes: ScopeDirectory; grants: GrantSource }): {
+export function broadcastInvalidations(bus: ClusterBus, caches: { publications: PublicationSource; scopes: ScopeDirectory; grants: GrantSource }, peers: () => Promise<number> = async () => 0): {
   publications: PublicationSource;
   scopes: ScopeDirectory;
   grants: GrantSource;
@@ -36,9 +39,10 @@ export function broadcastInvalidations(bus: ClusterBus, caches: { publications: 
       tenant: (s) => scopes.tenant(s),
       project: (t, s) => scopes.project(t, s),
       branchExists: (p, b) => scopes.branchExists(p, b),
-      invalidate: () => {
-        scopes.invalidate();
-        bus.publish('scope', {});
+      // A tenant or project state change (suspend, resume, archive) waits for the peers, like an envelope change.
+      invalidate: async () => {
+        await scopes.invalidate();
+        await bus.publishConfirmed('scope', {}, await peers().catch(() => 0), CONFIRM_MS);
       },
     },
     grants: {
@@ -59,4 +63,22 @@ export function broadcastInvalidations(bus: ClusterBus, caches: { publications: 
 export function broadcastApiKeyRevocations(bus: ClusterBus, apiKeys: ApiKeyVerifier): void {
   bus.subscribe('apikey-revoked', (p) => apiKeys.revoke(String(p.keyId), false));
   apiKeys.onRevoked((keyId) => bus.publish('apikey-revoked', { keyId }));
+}
+
+
+/**
+ * An envelope change applies from the next request on every node: the
+ * changing node drops its cache, announces it, and answers only once every
+ * other live member confirmed it dropped its own (bounded; a node that does
+ * not answer in time falls back to the cache's TTL).
+ */
+export function broadcastGovernance(bus: ClusterBus, governance: GovernanceSource, peers: () => Promise<number>): GovernanceSource {
+  bus.subscribe('governance', () => governance.invalidate());
+  return {
+    effective: (projectId) => governance.effective(projectId),
+    invalidate: async () => {
+      await governance.invalidate();
+      await bus.publishConfirmed('governance', {}, await peers().catch(() => 0), CONFIRM_MS);
+    },
+  };
 }

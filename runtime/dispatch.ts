@@ -22,13 +22,15 @@ export async function dispatch(inv: Invocation, services: Services): Promise<Out
   const ctx: OperationContext = {
     inv, services, actor: ANONYMOUS, scope: null, operationId: inv.operation.id, entity: null, entityOperation: null, rowPolicy: null,
     trace: { stage: 1, evaluatedFilter: null, fieldMasks: [] },
+    envelope: null,
   };
   try {
     ctx.actor = await authenticate(ctx); // 1
     ctx.trace.stage = 2;
     ctx.scope = await resolveScope(ctx);
     ctx.trace.stage = 3;
-    evaluateGovernance(ctx);
+    const governed = evaluateGovernance(ctx); // synchronous unless the envelope cache missed
+    if (governed !== undefined) await governed;
     ctx.trace.stage = 4;
     await checkGrants(ctx);
     ctx.trace.stage = 5;

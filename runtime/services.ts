@@ -9,6 +9,7 @@ import type { AuditRow } from './pipeline/evidence.js';
 import type { ControlPlaneGateway } from './control/gateway.js';
 import type { EventTailSource } from './events/event-tail.js';
 import type { RealtimeHub } from './realtime/hub.js';
+import type { CompiledEnvelope } from './governance/compiled.js';
 import type { OutboundWebhooks } from './webhooks/outbound/dispatcher.js';
 
 /** Verifies a project user's access token (stage 1). Null when the token is not valid. */
@@ -23,7 +24,8 @@ export interface ScopeDirectory {
   tenant(slugOrId: string): Promise<TenantRow | null>;
   project(tenantId: string, slugOrId: string): Promise<ProjectRow | null>;
   branchExists(projectId: string, branch: string): Promise<boolean>;
-  invalidate(): void;
+  /** In cluster mode it resolves once the peers dropped theirs too (or a bound passed), so a state change applies from the next request everywhere. */
+  invalidate(): void | Promise<void>;
 }
 
 /** The live publication of a project branch on this node. */
@@ -38,6 +40,14 @@ export interface PublicationSource {
 export interface GrantSource {
   held(projectId: string, subjectId: string, roles: readonly string[]): Promise<ReadonlySet<string>>;
   invalidate(projectId: string): void;
+}
+
+/** Effective governance envelopes per project (runtime/governance/cache.ts), read by stage 3. */
+export interface GovernanceSource {
+  /** The project's effective envelope, null when no project in its chain has one; synchronous on a cache hit. */
+  effective(projectId: string): CompiledEnvelope | null | Promise<CompiledEnvelope | null>;
+  /** An envelope changed somewhere: drop every cached one. In cluster mode it resolves once the peers dropped theirs (or a bound passed). */
+  invalidate(): void | Promise<void>;
 }
 
 export interface AuditSink {
@@ -115,6 +125,8 @@ export interface Services {
   readonly realtime?: RealtimeHub;
   /** Project API keys (`plk_…` bearers). Absent: such a bearer is refused like any invalid token. */
   readonly apiKeys?: ApiKeyVerifier;
+  /** Governance envelopes (stage 3, grant creation, list page sizes). Absent: no envelope applies (unit tests). */
+  readonly governance?: GovernanceSource;
   /** Login throttling and refresh-token grace of this node. Absent: the defaults (runtime/identity/policy.ts). */
   readonly identity?: IdentityPolicy;
   /** The REST route table (node/start.ts injects adapters/rest/router.ts). Absent: apiSurface answers 503. */

@@ -339,6 +339,17 @@ const MIGRATIONS: Migration[] = [
     ],
   },
   {
+    version: 11,
+    name: 'governance envelopes',
+    statements: [
+      // One envelope per project, written only by the project actor; the effective envelope is merged down the ancestry (runtime/governance/).
+      `CREATE TABLE ${S}.governance_envelopes (
+        project_id uuid PRIMARY KEY REFERENCES ${S}.projects(id) ON DELETE CASCADE,
+        envelope jsonb NOT NULL,
+        updated_at timestamptz NOT NULL DEFAULT now())`,
+    ],
+  },
+  {
     version: 12,
     name: 'step-up: TOTP factors, WebAuthn credentials, challenges',
     statements: [

@@ -2,6 +2,8 @@ import { defineActor } from '../define.js';
 import { deleteProjectRow, readProject, updateProjectRow } from '../../runtime/control/project-store.js';
 import { applySchemaChange, type SchemaChange, type SchemaChangeResult } from '../../runtime/control/schema-change.js';
 import { notFound } from '../../runtime/errors/service-error.js';
+import type { Envelope } from '../../runtime/governance/envelope.js';
+import { writeEnvelope } from '../../runtime/governance/store.js';
 import type { ProjectRow } from '../../runtime/operations/types.js';
 import { CompiledPublication } from '../../runtime/publication/compiled-publication.js';
 import type { ControlActorDeps } from '../control-deps.js';
@@ -12,6 +14,8 @@ export interface ProjectMessages {
   update: { name?: string; state?: string; settings?: Record<string, unknown> };
   delete: Record<string, never>;
   applySchemaChange: SchemaChange;
+  /** Replaces the project's own governance envelope (already validated). */
+  setEnvelope: { envelope: Envelope };
 }
 
 interface ProjectState {
@@ -19,9 +23,10 @@ interface ProjectState {
 }
 
 /**
- * Single writer of a project's record, its branch schemas and publication
- * heads. Schema changes queue in this mailbox, so two changes never race to
- * the same publication version; data-plane requests never pass through here.
+ * Single writer of a project's record, its governance envelope, its branch
+ * schemas and publication heads. Schema changes queue in this mailbox, so
+ * two changes never race to the same publication version; data-plane
+ * requests never pass through here.
  */
 export const projectActor = defineActor<ProjectState, ControlActorDeps>({
   kind: PROJECT_KIND,
@@ -31,14 +36,14 @@ export const projectActor = defineActor<ProjectState, ControlActorDeps>({
       if (ctx.state.row === null) throw notFound('Project.NotFound', 'project not found');
       const row = await updateProjectRow(deps.db, ctx.id.key, msg);
       ctx.state.row = row;
-      deps.scopes.invalidate();
+      await deps.scopes.invalidate();
       return row;
     },
     async delete(ctx, _msg, deps): Promise<null> {
       if (ctx.state.row === null) throw notFound('Project.NotFound', 'project not found');
       await deleteProjectRow(deps.db, ctx.id.key);
       ctx.state.row = null;
-      deps.scopes.invalidate();
+      await deps.scopes.invalidate();
       deps.publications.invalidate(ctx.id.key);
       return null;
     },
@@ -48,6 +53,13 @@ export const projectActor = defineActor<ProjectState, ControlActorDeps>({
       // Compile before the reply, so the caller's next request already sees the new publication on this node.
       deps.publications.install(new CompiledPublication(res.publication));
       return res;
+    },
+    async setEnvelope(ctx, msg: ProjectMessages['setEnvelope'], deps): Promise<null> {
+      if (ctx.state.row === null) throw notFound('Project.NotFound', 'project not found');
+      await writeEnvelope(deps.db, ctx.id.key, msg.envelope);
+      // Every descendant's effective envelope changes too; the reply waits until nodes dropped theirs.
+      await deps.governance.invalidate();
+      return null;
     },
   },
 });

@@ -36,14 +36,14 @@ export const tenantActor = defineActor<TenantState, ControlActorDeps>({
       if (ctx.state.row === null) throw notFound('Tenant.NotFound', 'tenant not found');
       const row = await updateTenantRow(deps.db, ctx.id.key, msg);
       ctx.state.row = row;
-      deps.scopes.invalidate();
+      await deps.scopes.invalidate();
       return row;
     },
     async delete(ctx, _msg, deps): Promise<null> {
       if (ctx.state.row === null) throw notFound('Tenant.NotFound', 'tenant not found');
       await deleteTenantRow(deps.db, ctx.id.key);
       ctx.state.row = null;
-      deps.scopes.invalidate();
+      await deps.scopes.invalidate();
       return null;
     },
     async createProject(ctx, msg: TenantMessages['createProject'], deps): Promise<ProjectRow> {

@@ -3,6 +3,7 @@ import { DISCOVERY_SPECS } from '../../runtime/operations/control/discovery.js';
 import { HEALTH_SPECS } from '../../runtime/operations/control/health.js';
 import { EVENT_SPECS } from '../../runtime/operations/control/events.js';
 import { PROJECT_SPECS } from '../../runtime/operations/control/projects.js';
+import { GOVERNANCE_SPECS } from '../../runtime/operations/control/governance.js';
 import { SCHEMA_SPECS } from '../../runtime/operations/control/schema.js';
 import { TENANT_SPECS } from '../../runtime/operations/control/tenants.js';
 import { IDENTITY_SPECS } from '../../runtime/operations/identity/index.js';
@@ -56,6 +57,9 @@ export const STATIC_ROUTES: StaticRoute[] = [
   { method: 'POST', path: 'projects/:projectId/suspend', spec: PROJECT_SPECS.suspend },
   { method: 'POST', path: 'projects/:projectId/resume', spec: PROJECT_SPECS.resume },
   { method: 'POST', path: 'projects/:projectId/archive', spec: PROJECT_SPECS.archive },
+  { method: 'GET', path: 'projects/:projectId/governance/envelope', spec: GOVERNANCE_SPECS.envelope },
+  { method: 'GET', path: 'projects/:projectId/governance/inheritance-policy', spec: GOVERNANCE_SPECS.getPolicy },
+  { method: 'PUT', path: 'projects/:projectId/governance/inheritance-policy', spec: GOVERNANCE_SPECS.putPolicy },
   { method: 'GET', path: 'projects/:projectId/capability-grants', spec: I['Projects.CapabilityGrants.List']! },
   { method: 'POST', path: 'projects/:projectId/capability-grants', spec: I['Projects.CapabilityGrants.Create']! },
   { method: 'DELETE', path: 'projects/:projectId/capability-grants/:grantId', spec: I['Projects.CapabilityGrants.Delete']! },

@@ -1,3 +1,4 @@
+import type { Envelope } from '../governance/envelope.js';
 import type { ProjectRow, TenantRow } from '../operations/types.js';
 import type { SchemaChange, SchemaChangeResult } from './schema-change.js';
 
@@ -15,4 +16,6 @@ export interface ControlPlaneGateway {
   updateProject(projectId: string, patch: { name?: string; state?: string; settings?: Record<string, unknown> }): Promise<ProjectRow>;
   deleteProject(projectId: string): Promise<void>;
   applySchemaChange(change: SchemaChange): Promise<SchemaChangeResult>;
+  /** Replaces a project's own governance envelope; resolves once this node (and, in cluster mode, its peers) apply it. */
+  setGovernanceEnvelope(projectId: string, envelope: Envelope): Promise<void>;
 }

@@ -4,6 +4,7 @@ import { requestFilterGrants } from '../filter/grants.js';
 import { parseFilterText } from '../filter/parse.js';
 import type { Relation } from '../publication/relations.js';
 import type { CompiledEntity } from './compiled-entity.js';
+import type { OperationContext } from '../operations/types.js';
 import { includeGrants, parseInclude } from './include.js';
 import { parseFieldsParam } from './row-output.js';
 import { decodeCursor, type CursorState } from './cursor.js';
@@ -70,6 +71,9 @@ export function listGrants(entity: CompiledEntity, q: ReadonlyMap<string, string
   const grants = requestFilterGrants(entity, text === undefined || text === '' ? null : { text });
   return filterOnly ? grants : [...grants, ...includeGrants(entity, q.get('include'))];
 }
+
+/** The largest page a list may ask for: the platform limit, lowered by the project's governance envelope (set by stage 3). */
+export const maxPageSizeFor = (ctx: OperationContext): number => Math.min(ctx.services.limits.maxPageSize, ctx.envelope?.maxPageSize ?? Infinity);
 
 /** Validates every list parameter up front; nothing reaches SQL unchecked. */
 export function parseListParams(entity: CompiledEntity, q: ReadonlyMap<string, string>, maxPageSize: number): ListParams {

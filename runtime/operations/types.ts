@@ -2,6 +2,7 @@ import type { CompiledEntity } from '../entities/compiled-entity.js';
 import type { CompiledPublication } from '../publication/compiled-publication.js';
 import type { EntityOperation } from '../publication/operations.js';
 import type { Services } from '../services.js';
+import type { CompiledEnvelope } from '../governance/compiled.js';
 
 /** Who is calling, materialized by stage 1. */
 export interface Actor {
@@ -141,6 +142,8 @@ export interface OperationContext {
   rowPolicy: null;
   /** Filled by the stages as they decide; read by stage 6 (runtime/pipeline/evidence.ts). */
   trace: DecisionTrace;
+  /** The project's effective governance envelope, set by stage 3 (list page sizes read it); null when none applies. */
+  envelope: CompiledEnvelope | null;
 }
 
 export type Authn = 'public' | 'user' | 'admin';

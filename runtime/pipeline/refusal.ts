@@ -21,7 +21,7 @@ export const UNROUTED: OperationSpec = {
 export function recordRefusal(services: Services, inv: Invocation, error: ServiceError): void {
   const ctx: OperationContext = {
     inv: { ...inv, operation: { ...inv.operation, authn: 'public' } },
-    services, actor: ANONYMOUS, scope: null, operationId: inv.operation.id, entity: null, entityOperation: null, rowPolicy: null,
+    services, actor: ANONYMOUS, scope: null, operationId: inv.operation.id, entity: null, entityOperation: null, rowPolicy: null, envelope: null,
     trace: { stage: 0, evaluatedFilter: null, fieldMasks: [] },
   };
   void authenticate(ctx)

@@ -3,6 +3,9 @@ import type { OperationContext, Scope } from '../operations/types.js';
 
 const BRANCH_NAME = /^[a-z][a-z0-9_]{0,27}$/;
 
+/** Reason codes of a project that is not active, by state. */
+const PROJECT_STATE_REASONS: Readonly<Record<string, string>> = { suspended: 'Project.Suspended', archived: 'Project.Archived' };
+
 /** The route-unknown answer, shared by the router and by entity resolution. */
 export const routeUnknown = (): ServiceError => notFound('Route.Unknown', 'no route matches this path');
 
@@ -27,8 +30,9 @@ export async function resolveScope(ctx: OperationContext): Promise<Scope | null>
   if (ctx.actor.projectId !== null && ctx.actor.projectId !== project.id) {
     throw unauthorized('Auth.TokenProjectMismatch', 'the token was issued for another project');
   }
+  // The data plane of a suspended or archived project refuses everyone but the platform admin (docs/authorization.md).
   if (project.state !== 'active' && ctx.actor.kind !== 'admin') {
-    throw new ServiceError('ACCESS_DENIED', 'Project.NotActive', `project is ${project.state}`);
+    throw new ServiceError('ACCESS_DENIED', PROJECT_STATE_REASONS[project.state] ?? 'Project.NotActive', `project is ${project.state}`);
   }
   const branch = inv.branchHeader ?? 'main';
   if (!BRANCH_NAME.test(branch)) throw validationFailed('Scope.InvalidBranch', 'invalid branch name', 'X-Service-Branch');

@@ -191,7 +191,7 @@ forEachBackend('control plane', (backend: Backend) => {
     controlData(await admin.post('/api/ProjectRecord', { tenant: t.id, slug: 'rec', name: 'Again' }), 201, 'Project', 'created');
   });
 
-  it('a suspended project refuses users with 403 Project.NotActive, admins still work, resume restores', async () => {
+  it('a suspended project refuses users with 403 Project.Suspended (archived: Project.Archived), admins still work, resume restores', async () => {
     const p = await bootstrapProject(server.url, server.adminToken, newSlug());
     await defineEntity(p.client, { entityName: 'Note', fields: [{ name: 'text', type: 'String', nullable: false }] });
     expectStatus(await admin.post(`/api/projects/${p.projectId}/capability-grants`, { role: 'authenticated', grant: 'entity:Note:read' }), 201);
@@ -206,8 +206,8 @@ forEachBackend('control plane', (backend: Backend) => {
 
     const suspended = controlData(await admin.post(`/api/projects/${p.projectId}/suspend`), 200, 'Project', 'suspended');
     assert.equal(suspended.state, 'suspended');
-    expectError(await user.get('/api/notes'), 403, 'ACCESS_DENIED', 'Project.NotActive');
-    expectError(await anonymous.post('/api/identity/login', { email, password: 'correct horse 42' }), 403, 'ACCESS_DENIED', 'Project.NotActive');
+    expectError(await user.get('/api/notes'), 403, 'ACCESS_DENIED', 'Project.Suspended');
+    expectError(await anonymous.post('/api/identity/login', { email, password: 'correct horse 42' }), 403, 'ACCESS_DENIED', 'Project.Suspended');
     expectStatus(await p.client.post('/api/notes', { text: 'two' }), 201);
     assert.equal((await p.client.get('/api/notes')).body.data.length, 2);
 
@@ -217,9 +217,9 @@ forEachBackend('control plane', (backend: Backend) => {
 
     // ProjectRecord PUT state and archive have the same effect.
     controlData(await admin.put(`/api/ProjectRecord/${p.projectId}`, { state: 'suspended' }), 200, 'ProjectRecord', 'updated');
-    expectError(await user.get('/api/notes'), 403, 'ACCESS_DENIED', 'Project.NotActive');
+    expectError(await user.get('/api/notes'), 403, 'ACCESS_DENIED', 'Project.Suspended');
     controlData(await admin.post(`/api/projects/${p.projectId}/archive`), 200, 'Project', 'archived');
-    expectError(await user.get('/api/notes'), 403, 'ACCESS_DENIED', 'Project.NotActive');
+    expectError(await user.get('/api/notes'), 403, 'ACCESS_DENIED', 'Project.Archived');
     controlData(await admin.post(`/api/projects/${p.projectId}/resume`), 200, 'Project', 'active');
     expectStatus(await user.get('/api/notes'), 200);
     expectError(await admin.post(`/api/projects/${randomUUID()}/suspend`), 404, 'NOT_FOUND', 'Project.NotFound');

@@ -1,6 +1,6 @@
 import { expandIncludes } from '../../entities/include.js';
 import { countQuery, listQuery, nextCursor } from '../../entities/list.js';
-import { listGrants, parseListParams, type ListParams } from '../../entities/list-params.js';
+import { listGrants, maxPageSizeFor, parseListParams, type ListParams } from '../../entities/list-params.js';
 import { project } from '../../entities/row-output.js';
 import { mapEntitySqlError } from '../../entities/sql-error-map.js';
 import type { CompiledEntity } from '../../entities/compiled-entity.js';
@@ -38,7 +38,7 @@ export async function runList(ctx: OperationContext, entity: CompiledEntity, par
 
 export const listOp = entitySpec(
   'List',
-  (ctx) => runList(ctx, ctx.entity!, parseListParams(ctx.entity!, ctx.inv.query, ctx.services.limits.maxPageSize)),
+  (ctx) => runList(ctx, ctx.entity!, parseListParams(ctx.entity!, ctx.inv.query, maxPageSizeFor(ctx))),
   (ctx) => listGrants(ctx.entity!, ctx.inv.query),
 );
 

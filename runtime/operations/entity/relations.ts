@@ -2,7 +2,7 @@ import { quoteIdent } from '../../../storage/index.js';
 import { notFound, validationFailed } from '../../errors/service-error.js';
 import type { CompiledEntity } from '../../entities/compiled-entity.js';
 import { isUuid } from '../../entities/field-values.js';
-import { listGrants, parseListParams } from '../../entities/list-params.js';
+import { listGrants, maxPageSizeFor, parseListParams } from '../../entities/list-params.js';
 import type { Relation } from '../../publication/relations.js';
 import { noContent, single } from '../envelopes.js';
 import type { OperationContext } from '../types.js';
@@ -33,7 +33,7 @@ export const relationListOp = entitySpec('RelationList', async (ctx) => {
     return single(ctx, res.rows[0] ?? null);
   }
   const owner = ctx.entity!.peer(r.owner);
-  const params = parseListParams(owner, ctx.inv.query, ctx.services.limits.maxPageSize);
+  const params = parseListParams(owner, ctx.inv.query, maxPageSizeFor(ctx));
   return runList(ctx, owner, params, (sql) => [`t.${quoteIdent(r.field)} = ${sql.add(parent.id)}::uuid`]);
 }, (ctx) => {
   // A toMany page takes the list parameters of the owner entity: its filter and include need their grants too.

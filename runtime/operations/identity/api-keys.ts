@@ -8,6 +8,7 @@ import { control, noContent } from '../envelopes.js';
 import { noGrants, type OperationContext, type OperationSpec } from '../types.js';
 import { objectBody } from './body.js';
 import { GRANT_RE, pathProject } from './grants.js';
+import { assertGrantWithinEnvelope } from '../../governance/within-envelope.js';
 
 const MAX_NAME = 200;
 const MAX_GRANTS = 100;
@@ -89,6 +90,7 @@ export const createApiKeySpec: OperationSpec = {
   async execute(ctx) {
     const projectId = await pathProject(ctx);
     const input = readInput(ctx.inv.body);
+    await assertGrantWithinEnvelope(ctx, projectId, input.grants);
     const secrets = webhooksOf(ctx).secrets;
     const id = randomUUID();
     const secret = newApiKeySecret(id);

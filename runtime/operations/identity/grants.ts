@@ -4,6 +4,7 @@ import { UUID_RE } from '../../identity/keys.js';
 import { control, noContent } from '../envelopes.js';
 import { noGrants, type OperationContext, type OperationSpec } from '../types.js';
 import { objectBody } from './body.js';
+import { assertGrantWithinEnvelope } from '../../governance/within-envelope.js';
 
 /** `entity:<Entity|*>:<verb|*>`; Entity is a PascalCase entity name. */
 export const GRANT_RE = /^entity:(\*|[A-Z][A-Za-z0-9]{0,62}):(read|insert|update|delete|\*)$/;
@@ -48,6 +49,7 @@ export const createGrantSpec: OperationSpec = {
       throw validationFailed('CapabilityGrant.InvalidGrant', 'grant must look like entity:<Entity>:<read|insert|update|delete|*>', 'grant');
     }
     const grant = body.grant;
+    await assertGrantWithinEnvelope(ctx, projectId, grant);
     const db = ctx.services.db;
     let subjectId: string | null = null;
     let role: string | null = null;
