@@ -338,6 +338,16 @@ const MIGRATIONS: Migration[] = [
       `CREATE INDEX identity_subjects_listing_idx ON ${S}.identity_subjects (project_id, created_at, id)`,
     ],
   },
+  {
+    version: 10,
+    name: 'row policy and field masks on capability grants',
+    statements: [
+      // Kept as the JSON text the admin sent (the record echoes it exactly); NULL when the grant has no such part.
+      `ALTER TABLE ${S}.capability_grants ADD COLUMN row_filter text NULL`,
+      `ALTER TABLE ${S}.capability_grants ADD COLUMN check_filter text NULL`,
+      `ALTER TABLE ${S}.capability_grants ADD COLUMN fields text NULL`,
+    ],
+  },
 ];
 
 export const LATEST_PLATFORM_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

@@ -13,6 +13,7 @@ import { WEBHOOK_DIAGNOSTICS_SPECS } from '../../runtime/operations/webhooks/dia
 import { OUTBOUND_WEBHOOK_SPECS as OW } from '../../runtime/operations/webhooks/outbound.js';
 import { REPLAY_SPECS } from '../../runtime/operations/webhooks/replay.js';
 import type { OperationSpec } from '../../runtime/operations/types.js';
+import { accessPostSpec } from '../../runtime/operations/explainability/access-post.js';
 import { notFoundSpec } from './not-found.js';
 
 type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -40,6 +41,8 @@ export const STATIC_ROUTES: StaticRoute[] = [
   { method: 'GET', path: 'TenantRecord/:id', spec: TENANT_SPECS.read },
   { method: 'PUT', path: 'TenantRecord/:id', spec: TENANT_SPECS.update },
   { method: 'DELETE', path: 'TenantRecord/:id', spec: TENANT_SPECS.delete },
+
+  { method: 'POST', path: 'Explainability/access', spec: accessPostSpec },
 
   { method: 'POST', path: 'projects/create', spec: PROJECT_SPECS.create },
   { method: 'GET', path: 'projects/resolve', spec: PROJECT_SPECS.resolve },

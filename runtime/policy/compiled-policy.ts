@@ -1,0 +1,254 @@
+import { quoteIdent } from '../../storage/quote.js';
+import type { CompiledEntity } from '../entities/compiled-entity.js';
+import { toSqlParam } from '../entities/field-values.js';
+import { filterTarget } from '../entities/list.js';
+import type { FilterNode } from '../filter/ast.js';
+import { parsePolicyFilter } from '../filter/parse.js';
+import { filterToSql, SqlParams } from '../filter/to-sql.js';
+import type { Actor } from '../operations/types.js';
+import type { CompiledPublication } from '../publication/compiled-publication.js';
+import type { FieldDef } from '../publication/model.js';
+import { ActorRef, actorValue } from './actor-ref.js';
+import { ALWAYS_READABLE, type GrantPolicySet, type PolicyGrant } from './grant-policy.js';
+
+export type PolicyVerb = 'read' | 'insert' | 'update' | 'delete';
+
+/** An `$actor` parameter slot: filled per request from the caller, typed by the field it compares with. */
+class ActorSlot {
+  constructor(readonly ref: ActorRef, readonly field: FieldDef) {}
+}
+
+/** A filter compiled once: SQL pieces around parameter slots (constants, or ActorSlots). */
+interface Fragment {
+  pieces: string[];
+  slots: unknown[];
+}
+
+const SLOT = '\u0001';
+
+/** Records parameters instead of numbering them; the request numbers them when it renders the fragment. */
+class SlotParams extends SqlParams {
+  readonly slots: unknown[] = [];
+  override add(value: unknown): string {
+    this.slots.push(value);
+    return SLOT;
+  }
+}
+
+/** Replaces each ActorRef value by an ActorSlot carrying the field it is compared with. */
+function bindSlots(node: FilterNode, entity: CompiledEntity): FilterNode {
+  switch (node.kind) {
+    case 'and':
+    case 'or':
+      return { kind: node.kind, items: node.items.map((n) => bindSlots(n, entity)) };
+    case 'not':
+      return { kind: 'not', item: bindSlots(node.item, entity) };
+    case 'related':
+      return { ...node, item: bindSlots(node.item, entity.peer(node.entity)) };
+    case 'cmp': {
+      const f = entity.queryableFields.get(node.field)!;
+      const bind = (v: unknown): unknown => (v instanceof ActorRef ? new ActorSlot(v, f) : v);
+      return { ...node, value: Array.isArray(node.value) ? node.value.map(bind) : bind(node.value) };
+    }
+  }
+}
+
+/** One grant's rowFilter or check on one entity, parsed once; its SQL compiled once per alias. */
+export class PolicyFilter {
+  private readonly fragments = new Map<string, Fragment>();
+  readonly slots: ActorSlot[] = [];
+
+  /** `raw` is as the admin wrote it; a filter that no longer parses (the schema changed since) covers no row. */
+  constructor(readonly raw: unknown, private readonly entity: CompiledEntity, private readonly node: FilterNode | null) {
+    if (node !== null) this.collect(node);
+  }
+
+  private collect(n: FilterNode): void {
+    if (n.kind === 'and' || n.kind === 'or') n.items.forEach((i) => this.collect(i));
+    else if (n.kind === 'not' || n.kind === 'related') this.collect(n.item);
+    else for (const v of Array.isArray(n.value) ? n.value : [n.value]) if (v instanceof ActorSlot) this.slots.push(v);
+  }
+
+  /** Whether every `$actor` value resolves for this caller (else the grant covers no row). */
+  resolves(actor: Actor): boolean {
+    for (const s of this.slots) if (actorValue(actor, s.ref, s.field) === undefined) return false;
+    return true;
+  }
+
+  /** The SQL over `alias`, parameters appended to `params`, `$actor` values substituted. */
+  render(alias: string, depth: number, params: SqlParams, actor: Actor): string {
+    const key = `${alias}|${depth}`;
+    let frag = this.fragments.get(key);
+    if (frag === undefined) {
+      if (this.node === null) frag = { pieces: ['FALSE'], slots: [] };
+      else {
+        const rec = new SlotParams();
+        const text = filterToSql(this.node, this.entity.entityName, alias, filterTarget(this.entity), rec, depth);
+        frag = { pieces: text.split(SLOT), slots: rec.slots };
+      }
+      this.fragments.set(key, frag);
+    }
+    let out = frag.pieces[0]!;
+    for (let i = 0; i < frag.slots.length; i++) {
+      const s = frag.slots[i];
+      const v = s instanceof ActorSlot ? toSqlParam(s.field, actorValue(actor, s.ref, s.field)) : s;
+      out += params.add(v) + frag.pieces[i + 1]!;
+    }
+    return out;
+  }
+
+  /** The filter as JSON with `$actor` values substituted (explainability, the decision trace). */
+  evaluated(actor: Actor): unknown {
+    return substituteActor(this.raw, actor);
+  }
+}
+
+/** A grant filter as JSON with each `{ "$actor": … }` replaced by the caller's value (null when it has none). */
+export function substituteActor(raw: unknown, actor: Actor): unknown {
+  if (Array.isArray(raw)) return raw.map((x) => substituteActor(x, actor));
+  if (typeof raw !== 'object' || raw === null) return raw;
+  const o = raw as Record<string, unknown>;
+  if (typeof o.$actor === 'string' && Object.keys(o).length === 1) {
+    const src = o.$actor;
+    return (src === 'subjectId' ? actor.subjectId : src.startsWith('claims.') ? actor.claims[src.slice(7)] : undefined) ?? null;
+  }
+  return Object.fromEntries(Object.entries(o).map(([k, v]) => [k, substituteActor(v, actor)]));
+}
+
+function parsedOrNull(raw: unknown, entity: CompiledEntity): FilterNode | null {
+  try {
+    return bindSlots(parsePolicyFilter(raw, entity), entity);
+  } catch {
+    return null;
+  }
+}
+
+/** One covering grant's parts on one entity and verb. */
+interface GrantPart {
+  rows: PolicyFilter | null;
+  check: PolicyFilter | null;
+}
+
+/**
+ * What the caller's grants allow for one entity and verb: the union of the
+ * covering grants. Rows: any grant without rowFilter → every row, else the
+ * OR of their filters. Fields: any grant without `fields` → every field,
+ * else the union. Checks: any grant without check → none, else the OR.
+ */
+export class VerbPolicy {
+  readonly parts: readonly GrantPart[];
+  /** True when some covering grant has no rowFilter (and no `$actor` to miss). */
+  readonly allRows: boolean;
+  /** True when some covering grant has neither check nor `$actor` values. */
+  readonly noCheck: boolean;
+  readonly hasActorRefs: boolean;
+  /** Readable (read) or writable (insert/update) fields; null: all. */
+  readonly fields: ReadonlySet<string> | null;
+  /** Read: user fields outside the readable set, sorted. */
+  readonly masked: readonly string[];
+  /** Read: the select list without masked columns (`t."col", …`), and unqualified for RETURNING. */
+  readonly selectList: string;
+  readonly returningList: string;
+
+  constructor(readonly entity: CompiledEntity, grants: readonly PolicyGrant[], verb: PolicyVerb) {
+    const parts: GrantPart[] = [];
+    let fields: Set<string> | null = new Set();
+    for (const g of grants) {
+      const [, e, v] = g.grant.split(':');
+      if ((e !== '*' && e !== entity.entityName) || (v !== '*' && v !== verb)) continue;
+      const usesRows = verb !== 'insert';
+      const usesCheck = verb === 'insert' || verb === 'update';
+      parts.push({
+        rows: usesRows && g.rowFilter !== undefined ? new PolicyFilter(g.rowFilter, entity, parsedOrNull(g.rowFilter, entity)) : null,
+        check: usesCheck && g.check !== undefined ? new PolicyFilter(g.check, entity, parsedOrNull(g.check, entity)) : null,
+      });
+      if (verb !== 'delete') {
+        if (g.fields === undefined) fields = null;
+        else if (fields !== null) for (const f of g.fields) fields.add(f);
+      }
+    }
+    this.parts = parts;
+    this.hasActorRefs = parts.some((p) => (p.rows?.slots.length ?? 0) + (p.check?.slots.length ?? 0) > 0);
+    this.allRows = parts.some((p) => p.rows === null && (p.check?.slots.length ?? 0) === 0);
+    this.noCheck = parts.some((p) => p.check === null && (p.rows?.slots.length ?? 0) === 0);
+    this.fields = verb === 'delete' || parts.length === 0 ? null : fields;
+    const readable = this.fields;
+    this.masked = verb !== 'read' || readable === null ? [] : entity.userFields.map((f) => f.name).filter((n) => !readable.has(n) && !ALWAYS_READABLE.has(n)).sort();
+    const hidden = new Set(this.masked);
+    const cols = ['id', ...entity.userFields.map((f) => f.name).filter((n) => !hidden.has(n)), 'createdAt', 'updatedAt', 'concurrencyToken'].map(quoteIdent);
+    this.selectList = this.masked.length === 0 ? entity.selectList : cols.map((c) => `t.${c}`).join(', ');
+    this.returningList = this.masked.length === 0 ? entity.returningList : cols.join(', ');
+  }
+
+  /** The covering grants whose `$actor` values all resolve for this caller. */
+  live(actor: Actor): GrantPart[] {
+    if (!this.hasActorRefs) return this.parts as GrantPart[];
+    return this.parts.filter((p) => (p.rows === null || p.rows.resolves(actor)) && (p.check === null || p.check.resolves(actor)));
+  }
+
+  /** SQL limiting rows over `alias`; null when every row is covered; `FALSE` when no live grant remains. */
+  rowsSql(actor: Actor, alias: string, params: SqlParams, depth = 0): string | null {
+    if (this.allRows) return null;
+    const live = this.live(actor);
+    if (live.some((p) => p.rows === null)) return null;
+    if (live.length === 0) return 'FALSE';
+    const ors = live.map((p) => p.rows!.render(alias, depth, params, actor));
+    return ors.length === 1 ? `(${ors[0]})` : `(${ors.join(' OR ')})`;
+  }
+
+  /** SQL the written row must satisfy over `alias`; null when no check applies. */
+  checkSql(actor: Actor, alias: string, params: SqlParams): string | null {
+    if (this.noCheck) return null;
+    const live = this.live(actor);
+    if (live.some((p) => p.check === null)) return null;
+    if (live.length === 0) return 'FALSE';
+    const ors = live.map((p) => p.check!.render(alias, 0, params, actor));
+    return ors.length === 1 ? `(${ors[0]})` : `(${ors.join(' OR ')})`;
+  }
+
+  /** The row filter as JSON with `$actor` substituted; null when every row is covered. */
+  evaluatedRows(actor: Actor): unknown {
+    if (this.allRows) return null;
+    const live = this.live(actor);
+    if (live.some((p) => p.rows === null)) return null;
+    const items = live.map((p) => p.rows!.evaluated(actor));
+    return items.length === 1 ? items[0] : { or: items };
+  }
+}
+
+/** Compiled policies kept per publication object; past the cap per publication the cache starts over. */
+const MAX_SETS_PER_PUBLICATION = 1_000;
+const cache = new WeakMap<CompiledPublication, Map<string, CompiledPolicy>>();
+
+/**
+ * A grant set's policy over one publication: VerbPolicies built on first
+ * use, then shared by every request of every caller holding the same
+ * grants. Never built per request.
+ */
+export class CompiledPolicy {
+  private readonly verbs = new Map<string, VerbPolicy>();
+
+  constructor(readonly publication: CompiledPublication, readonly set: GrantPolicySet) {}
+
+  static for(publication: CompiledPublication, set: GrantPolicySet): CompiledPolicy {
+    let bySet = cache.get(publication);
+    if (bySet === undefined) cache.set(publication, (bySet = new Map()));
+    let p = bySet.get(set.key);
+    if (p === undefined) {
+      if (bySet.size >= MAX_SETS_PER_PUBLICATION) bySet.clear();
+      p = new CompiledPolicy(publication, set);
+      bySet.set(set.key, p);
+    }
+    return p;
+  }
+
+  verb(entity: CompiledEntity, verb: PolicyVerb): VerbPolicy {
+    const key = `${entity.entityName}\u0000${verb}`;
+    let v = this.verbs.get(key);
+    if (v === undefined) {
+      v = new VerbPolicy(entity, this.set.grants, verb);
+      this.verbs.set(key, v);
+    }
+    return v;
+  }
+}
