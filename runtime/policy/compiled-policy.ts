@@ -12,6 +12,7 @@ import { ActorRef, actorValue } from './actor-ref.js';
 import { ALWAYS_READABLE, type GrantPolicySet, type PolicyGrant } from './grant-policy.js';
 
 export type PolicyVerb = 'read' | 'insert' | 'update' | 'delete';
+const VERB_INDEX: Record<PolicyVerb, number> = { read: 0, insert: 1, update: 2, delete: 3 };
 
 /** An `$actor` parameter slot: filled per request from the caller, typed by the field it compares with. */
 class ActorSlot {
@@ -226,7 +227,8 @@ const cache = new WeakMap<CompiledPublication, Map<string, CompiledPolicy>>();
  * grants. Never built per request.
  */
 export class CompiledPolicy {
-  private readonly verbs = new Map<string, VerbPolicy>();
+  /** Per entity, its four verb policies (read, insert, update, delete), built on first use. */
+  private readonly verbs = new Map<CompiledEntity, Array<VerbPolicy | undefined>>();
 
   constructor(readonly publication: CompiledPublication, readonly set: GrantPolicySet) {}
 
@@ -243,12 +245,11 @@ export class CompiledPolicy {
   }
 
   verb(entity: CompiledEntity, verb: PolicyVerb): VerbPolicy {
-    const key = `${entity.entityName}\u0000${verb}`;
-    let v = this.verbs.get(key);
-    if (v === undefined) {
-      v = new VerbPolicy(entity, this.set.grants, verb);
-      this.verbs.set(key, v);
-    }
+    let byVerb = this.verbs.get(entity);
+    if (byVerb === undefined) this.verbs.set(entity, (byVerb = []));
+    const i = VERB_INDEX[verb];
+    let v = byVerb[i];
+    if (v === undefined) byVerb[i] = v = new VerbPolicy(entity, this.set.grants, verb);
     return v;
   }
 }

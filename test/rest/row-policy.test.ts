@@ -61,6 +61,7 @@ forEachBackend('row policy and field masks', (backend) => {
         { name: 'customer', type: 'ID', nullable: true, references: 'Customer' },
       ],
     });
+    await defineEntity(admin, { entityName: 'Note', fields: [{ name: 'text', type: 'String', nullable: false }, { name: 'order', type: 'ID', nullable: true, references: 'Order' }] });
     await defineEntity(admin, { entityName: 'Doc', fields: [{ name: 'region', type: 'String', nullable: false }, { name: 'body', type: 'String', nullable: true }] });
     const c = await admin.post('/api/customers', { name: 'Acme' });
     expectStatus(c, 201);
@@ -71,6 +72,7 @@ forEachBackend('row policy and field masks', (backend) => {
       { role: 'authenticated', grant: 'entity:Order:update', rowFilter: OWN, check: OWN, fields: ['region', 'total'] },
       { role: 'authenticated', grant: 'entity:Order:delete', rowFilter: OWN },
       { role: 'authenticated', grant: 'entity:Customer:read' },
+      { role: 'authenticated', grant: 'entity:Note:read' },
       { role: 'authenticated', grant: 'entity:Doc:read', rowFilter: { region: { eq: { $actor: 'claims.region' } } } },
     ]) expectStatus(await grant(body), 201);
     users.push(await register(), await register());
@@ -190,6 +192,32 @@ forEachBackend('row policy and field masks', (backend) => {
     expectStatus(await admin.get(`/api/orders/${bId}`), 404);
     // The admin bypasses policy.
     assert.equal((await admin.get(`/api/orders/${aId}`)).body.data.owner, a.subjectId);
+  });
+
+  it('a related entity reached by a filter or include applies its own read policy and masks', async () => {
+    const [a, b] = users as [typeof users[0], typeof users[0]];
+    const oa = await admin.post('/api/orders', { owner: a.subjectId, total: 7, region: 'north' });
+    const ob = await admin.post('/api/orders', { owner: b.subjectId, total: 8, region: 'north' });
+    const na = await admin.post('/api/notes', { text: 'on a', order: oa.body.data.id });
+    const nb = await admin.post('/api/notes', { text: 'on b', order: ob.body.data.id });
+    expectStatus(nb, 201);
+    // Note has no policy, but a filter into Order only matches Orders A may read.
+    const viaOrder = await a.client.get(`/api/notes?${q({ order: { region: { eq: 'north' } } })}`);
+    expectStatus(viaOrder, 200);
+    assert.deepEqual(viaOrder.body.data.map((n: Json) => n.id), [na.body.data.id]);
+    assert.equal((await b.client.get(`/api/notes/count?${q({ order: { owner: { eq: a.subjectId } } })}`)).body.data.count, 0);
+    // A masked field through a relation: 403.
+    deniedByPolicy(await a.client.get(`/api/notes?${q({ order: { total: { gt: 0 } } })}`), 'total');
+    // toOne include: the unreadable Order is null; the readable one is masked.
+    const inc = await a.client.get(`/api/notes?include=order&${q({ text: { like: 'on %' } })}`);
+    const byText = new Map(inc.body.data.map((n: Json) => [n.text, n]));
+    assert.equal((byText.get('on b') as Json).order, null);
+    assert.equal((byText.get('on a') as Json).order.id, oa.body.data.id);
+    assert.equal('total' in (byText.get('on a') as Json).order, false);
+    // The relation route of a toOne: null for an unreadable row.
+    const rel = await a.client.get(`/api/notes/${nb.body.data.id}/order`);
+    expectStatus(rel, 200);
+    assert.equal(rel.body.data, null);
   });
 
   it('claims: a rowFilter on claims.region; a token without the claim → 403 Access.DeniedByMissingClaim', async () => {
