@@ -14,7 +14,9 @@ import { VERB_OF } from '../publication/operations.js';
  */
 export function evaluateRowPolicy(ctx: OperationContext, set: GrantPolicySet): void {
   if (ctx.scope === null) return;
-  const policy = new RowPolicy(CompiledPolicy.for(ctx.scope.publication, set), ctx.actor);
+  const compiled = CompiledPolicy.for(ctx.scope.publication, set);
+  let policy = compiled.views.get(ctx.actor) as RowPolicy | undefined;
+  if (policy === undefined) compiled.views.set(ctx.actor, (policy = new RowPolicy(compiled, ctx.actor)));
   ctx.rowPolicy = policy;
   const entity = ctx.entity;
   const op = ctx.entityOperation;

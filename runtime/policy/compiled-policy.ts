@@ -9,6 +9,7 @@ import type { Actor } from '../operations/types.js';
 import type { CompiledPublication } from '../publication/compiled-publication.js';
 import type { FieldDef } from '../publication/model.js';
 import { ActorRef, actorValue } from './actor-ref.js';
+import { statementName } from './statement-names.js';
 import { ALWAYS_READABLE, type GrantPolicySet, type PolicyGrant } from './grant-policy.js';
 
 export type PolicyVerb = 'read' | 'insert' | 'update' | 'delete';
@@ -124,6 +125,23 @@ function parsedOrNull(raw: unknown, entity: CompiledEntity): FilterNode | null {
   }
 }
 
+const UNSET = Symbol('unset');
+
+export interface PointRead {
+  sql: string;
+  name: string;
+  /** Parameters after `$1`. */
+  values: unknown[];
+  /** Whether the row filter limits rows (a miss may then be a 403, not a 404). */
+  limited: boolean;
+}
+
+interface ActorView {
+  live: GrantPart[];
+  evaluated: unknown;
+  point: PointRead | null;
+}
+
 /** One covering grant's parts on one entity and verb. */
 interface GrantPart {
   rows: PolicyFilter | null;
@@ -181,10 +199,43 @@ export class VerbPolicy {
     this.returningList = this.masked.length === 0 ? entity.returningList : cols.join(', ');
   }
 
+  /**
+   * Per caller (Actor objects are cached with their verified token, so one
+   * per session per node): what does not change between its requests.
+   */
+  private readonly perActor = new WeakMap<Actor, ActorView>();
+
+  private view(actor: Actor): ActorView {
+    let v = this.perActor.get(actor);
+    if (v === undefined) {
+      const live = !this.hasActorRefs ? this.parts as GrantPart[] : this.parts.filter((p) => (p.rows === null || p.rows.resolves(actor)) && (p.check === null || p.check.resolves(actor)));
+      v = { live, evaluated: UNSET, point: null };
+      this.perActor.set(actor, v);
+    }
+    return v;
+  }
+
   /** The covering grants whose `$actor` values all resolve for this caller. */
   live(actor: Actor): GrantPart[] {
-    if (!this.hasActorRefs) return this.parts as GrantPart[];
-    return this.parts.filter((p) => (p.rows === null || p.rows.resolves(actor)) && (p.check === null || p.check.resolves(actor)));
+    return this.view(actor).live;
+  }
+
+  /**
+   * Read by id under this policy: the SQL text (with its statement name,
+   * stable across callers whose live grants are the same) and the `$actor`
+   * values after `$1` (the id). Built once per caller, then only looked up.
+   */
+  pointRead(actor: Actor): PointRead {
+    const v = this.view(actor);
+    if (v.point === null) {
+      const params = new SqlParams();
+      params.add(null);
+      const rows = this.rowsSql(actor, 't', params);
+      const e = this.entity;
+      const sql = `SELECT ${this.selectList} FROM ${e.table} t WHERE t.id = $1${e.liveClause}${rows === null ? '' : ` AND ${rows}`}`;
+      v.point = { sql, name: statementName(sql), values: params.values.slice(1), limited: rows !== null };
+    }
+    return v.point;
   }
 
   /** SQL limiting rows over `alias`; null when every row is covered; `FALSE` when no live grant remains. */
@@ -207,13 +258,19 @@ export class VerbPolicy {
     return ors.length === 1 ? `(${ors[0]})` : `(${ors.join(' OR ')})`;
   }
 
-  /** The row filter as JSON with `$actor` substituted; null when every row is covered. */
+  /** The row filter as JSON with `$actor` substituted; null when every row is covered. Computed once per caller. */
   evaluatedRows(actor: Actor): unknown {
     if (this.allRows) return null;
-    const live = this.live(actor);
-    if (live.some((p) => p.rows === null)) return null;
-    const items = live.map((p) => p.rows!.evaluated(actor));
-    return items.length === 1 ? items[0] : { or: items };
+    const v = this.view(actor);
+    if (v.evaluated === UNSET) {
+      const live = v.live;
+      if (live.some((p) => p.rows === null)) v.evaluated = null;
+      else {
+        const items = live.map((p) => p.rows!.evaluated(actor));
+        v.evaluated = items.length === 1 ? items[0] : { or: items };
+      }
+    }
+    return v.evaluated;
   }
 }
 
@@ -229,6 +286,9 @@ const cache = new WeakMap<CompiledPublication, Map<string, CompiledPolicy>>();
 export class CompiledPolicy {
   /** Per entity, its four verb policies (read, insert, update, delete), built on first use. */
   private readonly verbs = new Map<CompiledEntity, Array<VerbPolicy | undefined>>();
+
+  /** One request view per caller, reused by its requests (ctx.rowPolicy holds no per-request state). */
+  readonly views = new WeakMap<Actor, unknown>();
 
   constructor(readonly publication: CompiledPublication, readonly set: GrantPolicySet) {}
 

@@ -6,7 +6,6 @@ import { parseFieldsParam, project } from '../../entities/row-output.js';
 import { mapEntitySqlError } from '../../entities/sql-error-map.js';
 import { SqlParams } from '../../filter/to-sql.js';
 import { deniedByPolicy } from '../../policy/grant-policy.js';
-import { statementName } from '../../policy/statement-names.js';
 import { noContent, single } from '../envelopes.js';
 import type { OperationContext, Result } from '../types.js';
 import { checkIdempotencyKey, runIdempotent } from './idempotency.js';
@@ -51,22 +50,20 @@ export const readOp = entitySpec(
 );
 
 /**
- * Read by id under a row policy: the masked projection, plus whether the
- * row is covered; an uncovered row → 403 `Access.DeniedByPolicy`, without
- * its values. The text is stable per policy, so it is a named statement.
+ * Read by id under a row policy: the masked projection of the row if a
+ * grant covers it (one named statement, prepared once per caller shape);
+ * an uncovered row → 403 `Access.DeniedByPolicy`, without its values.
  */
 async function readCovered(ctx: OperationContext, id: string): Promise<Record<string, unknown> | undefined> {
   const entity = ctx.entity!;
-  const read = ctx.rowPolicy!.read(entity);
-  const params = new SqlParams();
-  params.add(id);
-  const rows = read.rowsSql(ctx.actor, 't', params);
-  const text = `SELECT ${read.selectList}${rows === null ? '' : `, (${rows}) IS TRUE AS "covered__"`} FROM ${entity.table} t WHERE t.id = $1${entity.liveClause}`;
-  const row = (await ctx.services.db.query<Record<string, unknown>>(text, params.values, statementName(text))).rows[0];
-  if (row === undefined || rows === null) return row;
-  if (row.covered__ !== true) throw deniedByPolicy(`no grant covers this ${entity.entityName}`);
-  delete row.covered__;
-  return row;
+  const point = ctx.rowPolicy!.read(entity).pointRead(ctx.actor);
+  const db = ctx.services.db;
+  const row = (await db.query<Record<string, unknown>>(point.sql, point.values.length === 0 ? [id] : [id, ...point.values], point.name)).rows[0];
+  if (row !== undefined || !point.limited) return row;
+  // A miss under a row filter: 403 when the row exists but no grant covers it, else 404.
+  const exists = await db.query(`SELECT 1 FROM ${entity.table} t WHERE t.id = $1${entity.liveClause}`, [id]);
+  if (exists.rows.length > 0) throw deniedByPolicy(`no grant covers this ${entity.entityName}`);
+  return undefined;
 }
 
 async function writeOne(ctx: OperationContext, mode: 'update' | 'replace'): Promise<Result> {
