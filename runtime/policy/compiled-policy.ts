@@ -183,7 +183,8 @@ export class VerbPolicy {
       });
       if (verb !== 'delete') {
         if (g.fields === undefined) fields = null;
-        else if (fields !== null) for (const f of g.fields) fields.add(f);
+        // A list stored before validation existed that is not a list of names grants no field (fail closed).
+        else if (fields !== null && Array.isArray(g.fields)) for (const f of g.fields) if (typeof f === 'string') fields.add(f);
       }
     }
     this.parts = parts;

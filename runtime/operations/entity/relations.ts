@@ -1,5 +1,5 @@
 import { quoteIdent } from '../../../storage/index.js';
-import { notFound, validationFailed } from '../../errors/service-error.js';
+import { notFound, validationFailed, type ServiceError } from '../../errors/service-error.js';
 import type { CompiledEntity } from '../../entities/compiled-entity.js';
 import { isUuid } from '../../entities/field-values.js';
 import { listGrants, parseListParams } from '../../entities/list-params.js';
@@ -10,7 +10,7 @@ import { updateRow } from './insert.js';
 import { SqlParams } from '../../filter/to-sql.js';
 import { deniedByPolicy } from '../../policy/grant-policy.js';
 import { runList } from './list.js';
-import { requireRowId, rowNotFound } from './row-lookup.js';
+import { explainMissedWrite, requireRowId, rowNotFound } from './row-lookup.js';
 import { entitySpec } from './spec.js';
 
 const relationOf = (ctx: OperationContext): Relation => ctx.entity!.relations.get(ctx.entityOperation!.relation!)!;
@@ -69,6 +69,11 @@ async function setLink(ctx: OperationContext, owner: CompiledEntity, ownerId: st
   return updateRow(ctx.services.db, ctx, owner, ownerId, { fields: [f], values: [value] }, null, match === null ? null : { field, value: match });
 }
 
+/** A link write that matched no row: 404, or 403 when the row exists but no update grant covers it. */
+async function missedLink(ctx: OperationContext, owner: CompiledEntity, id: string): Promise<ServiceError> {
+  return ctx.rowPolicy === null ? rowNotFound(owner) : explainMissedWrite(ctx.services.db, owner, id, ctx.rowPolicy);
+}
+
 /** POST /{entity}/{id}/{relation} { relatedId }: links the rows; 201 with the row whose foreign key changed. */
 export const relationAttachOp = entitySpec('RelationAttach', async (ctx) => {
   const r = relationOf(ctx);
@@ -77,11 +82,11 @@ export const relationAttachOp = entitySpec('RelationAttach', async (ctx) => {
   let row: Record<string, unknown> | null;
   if (r.kind === 'toOne') {
     row = await setLink(ctx, ctx.entity!, parent.id, r.field, relatedId, null);
-    if (row === null) throw rowNotFound(ctx.entity!);
+    if (row === null) throw await missedLink(ctx, ctx.entity!, parent.id);
   } else {
     const owner = ctx.entity!.peer(r.owner);
     row = await setLink(ctx, owner, relatedId, r.field, parent.id, null);
-    if (row === null) throw rowNotFound(owner);
+    if (row === null) throw await missedLink(ctx, owner, relatedId);
   }
   ctx.services.outbox.kick();
   return single(ctx, row, 201);
