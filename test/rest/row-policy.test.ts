@@ -254,6 +254,16 @@ forEachBackend('row policy and field masks', (backend) => {
     }
     const usId = (await admin.get(`/api/orders?${q({ region: { eq: 'us' } })}`)).body.data[0].id;
     deniedByPolicy(await key.get(`/api/orders/${usId}`));
+
+    // An update check: the written row must satisfy it, else 403 and nothing written.
+    const w = await admin.post(`/api/projects/${projectId}/api-keys`, { name: 'writer', grants: ['entity:Order:read', { grant: 'entity:Order:update', check: { region: { ne: 'forbidden' } } }] });
+    const secret = (await admin.post(`/api/CredentialReveal/${w.body.data.revealTokenId}/reveal`, {})).body.data.secret as string;
+    const writer = admin.with({ token: secret });
+    deniedByPolicy(await writer.patch(`/api/orders/${usId}`, { region: 'forbidden' }));
+    deniedByPolicy(await writer.patch('/api/orders/batch', { items: [{ id: usId, region: 'forbidden' }] }));
+    assert.equal((await admin.get(`/api/orders/${usId}`)).body.data.region, 'us');
+    expectStatus(await writer.patch(`/api/orders/${usId}`, { region: 'us-east' }), 200);
+    assert.equal((await admin.get(`/api/orders/${usId}`)).body.data.region, 'us-east');
   });
 
   it('POST Explainability/access: decision, reasonCode, evaluatedFilter with $actor substituted, fieldMasks', async () => {
