@@ -47,6 +47,7 @@ export function broadcastInvalidations(bus: ClusterBus, caches: { publications: 
     },
     grants: {
       held: (p, s, r) => grants.held(p, s, r),
+      heldWithPolicy: (p, s, r) => grants.heldWithPolicy(p, s, r),
       invalidate: (projectId) => {
         grants.invalidate(projectId);
         bus.publish('grants', { projectId });

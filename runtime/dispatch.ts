@@ -32,9 +32,9 @@ export async function dispatch(inv: Invocation, services: Services): Promise<Out
     const governed = evaluateGovernance(ctx); // synchronous unless the envelope cache missed
     if (governed !== undefined) await governed;
     ctx.trace.stage = 4;
-    await checkGrants(ctx);
+    const policy = await checkGrants(ctx);
     ctx.trace.stage = 5;
-    evaluateRowPolicy(ctx);
+    if (policy !== null) evaluateRowPolicy(ctx, policy);
     ctx.trace.stage = 6;
     const result = await inv.operation.execute(ctx);
     recordEvidence(ctx, result.status, null); // 6

@@ -1,3 +1,4 @@
+import type { GrantPolicySet } from './policy/grant-policy.js';
 import type { SqlClient } from '../storage/index.js';
 import type { ApiKeyVerifier } from './identity/api-keys.js';
 import type { IdentityPolicy } from './identity/policy.js';
@@ -37,8 +38,16 @@ export interface PublicationSource {
 }
 
 /** Grants a project user holds (directly and through roles). */
+export interface HeldGrants {
+  grants: ReadonlySet<string>;
+  /** Null when no held grant carries a policy part: no row policy, no mask (the hot path). */
+  policy: GrantPolicySet | null;
+}
+
 export interface GrantSource {
   held(projectId: string, subjectId: string, roles: readonly string[]): Promise<ReadonlySet<string>>;
+  /** The held grant strings and, when any of them carries rowFilter/check/fields, the whole set with those parts (runtime/policy/). */
+  heldWithPolicy(projectId: string, subjectId: string, roles: readonly string[]): Promise<HeldGrants>;
   invalidate(projectId: string): void;
 }
 

@@ -339,6 +339,16 @@ const MIGRATIONS: Migration[] = [
     ],
   },
   {
+    version: 10,
+    name: 'row policy and field masks on capability grants',
+    statements: [
+      // Kept as the JSON text the admin sent (the record echoes it exactly); NULL when the grant has no such part.
+      `ALTER TABLE ${S}.capability_grants ADD COLUMN row_filter text NULL`,
+      `ALTER TABLE ${S}.capability_grants ADD COLUMN check_filter text NULL`,
+      `ALTER TABLE ${S}.capability_grants ADD COLUMN fields text NULL`,
+    ],
+  },
+  {
     version: 11,
     name: 'governance envelopes',
     statements: [

@@ -20,6 +20,7 @@ import { EXPLAIN_API_SURFACE_SPEC } from '../../runtime/operations/explainabilit
 import { EXPLAIN_PUBLICATION_SPECS as XP } from '../../runtime/operations/explainability/publication.js';
 import { EXPLAIN_READ_PLAN_SPEC } from '../../runtime/operations/explainability/read-plan.js';
 import type { OperationSpec } from '../../runtime/operations/types.js';
+import { accessPostSpec } from '../../runtime/operations/explainability/access-post.js';
 import { notFoundSpec } from './not-found.js';
 
 type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -47,6 +48,8 @@ export const STATIC_ROUTES: StaticRoute[] = [
   { method: 'GET', path: 'TenantRecord/:id', spec: TENANT_SPECS.read },
   { method: 'PUT', path: 'TenantRecord/:id', spec: TENANT_SPECS.update },
   { method: 'DELETE', path: 'TenantRecord/:id', spec: TENANT_SPECS.delete },
+
+  { method: 'POST', path: 'Explainability/access', spec: accessPostSpec },
 
   { method: 'POST', path: 'projects/create', spec: PROJECT_SPECS.create },
   { method: 'GET', path: 'projects/resolve', spec: PROJECT_SPECS.resolve },

@@ -3,6 +3,8 @@ import { validationFailed } from '../errors/service-error.js';
 import { grantFor } from '../publication/operations.js';
 import type { Relation } from '../publication/relations.js';
 import type { CompiledEntity } from './compiled-entity.js';
+import { SqlParams } from '../filter/to-sql.js';
+import type { RowPolicy } from '../policy/row-policy.js';
 
 const MAX_INCLUDES = 10;
 /** Rows per parent for a toMany include; larger sets are read through the relation route. */
@@ -30,15 +32,26 @@ export function includeGrants(entity: CompiledEntity, text: string | undefined):
  * (null when it is gone or hidden); a toMany relation adds an array. One
  * query per relation for the whole page, never one per row.
  */
-export async function expandIncludes(db: SqlExecutor, entity: CompiledEntity, rows: Record<string, unknown>[], relations: readonly Relation[]): Promise<void> {
+export async function expandIncludes(db: SqlExecutor, entity: CompiledEntity, rows: Record<string, unknown>[], relations: readonly Relation[], policy: RowPolicy | null = null): Promise<void> {
   if (rows.length === 0) return;
+  // A relation whose reference field is masked from the caller is not expanded (the field stays absent).
+  const hidden = policy === null ? [] : policy.read(entity).masked;
   for (const r of relations) {
     if (r.kind === 'toOne') {
+      if (hidden.includes(r.field)) continue;
       const target = entity.peer(r.target);
       const ids = [...new Set(rows.map((row) => row[r.field]).filter((v): v is string => typeof v === 'string'))];
       const found = new Map<string, Record<string, unknown>>();
       if (ids.length > 0) {
-        const res = await db.query<Record<string, unknown>>(`SELECT ${target.selectList} FROM ${target.table} t WHERE t.id = ANY($1::uuid[])${target.liveClause}`, [ids]);
+        // The related entity's read policy applies: a row the caller may not read is left out (null below).
+        const params = new SqlParams();
+        params.add(ids);
+        const allowed = policy?.rowsSql(target, 'read', 't', params) ?? null;
+        const select = policy === null ? target.selectList : policy.read(target).selectList;
+        const res = await db.query<Record<string, unknown>>(
+          `SELECT ${select} FROM ${target.table} t WHERE t.id = ANY($1::uuid[])${target.liveClause}${allowed === null ? '' : ` AND ${allowed}`}`,
+          params.values,
+        );
         for (const row of res.rows) found.set(row.id as string, row);
       }
       for (const row of rows) {
@@ -48,14 +61,19 @@ export async function expandIncludes(db: SqlExecutor, entity: CompiledEntity, ro
     } else {
       const owner = entity.peer(r.owner);
       const ids = rows.map((row) => row.id as string);
+      const params = new SqlParams();
+      params.add(ids);
+      const allowed = policy?.rowsSql(owner, 'read', 't', params) ?? null;
+      const select = policy === null ? owner.selectList : policy.read(owner).selectList;
       const res = await db.query<Record<string, unknown>>(
-        `SELECT * FROM (SELECT ${owner.selectList}, row_number() OVER (PARTITION BY t."${r.field}" ORDER BY t."createdAt", t.id) AS rn__ FROM ${owner.table} t WHERE t."${r.field}" = ANY($1::uuid[])${owner.liveClause}) x WHERE rn__ <= ${MAX_INCLUDED_CHILDREN}`,
-        [ids],
+        `SELECT * FROM (SELECT ${select}, t."${r.field}" AS fk__, row_number() OVER (PARTITION BY t."${r.field}" ORDER BY t."createdAt", t.id) AS rn__ FROM ${owner.table} t WHERE t."${r.field}" = ANY($1::uuid[])${owner.liveClause}${allowed === null ? '' : ` AND ${allowed}`}) x WHERE rn__ <= ${MAX_INCLUDED_CHILDREN}`,
+        params.values,
       );
       const byParent = new Map<string, Record<string, unknown>[]>();
       for (const row of res.rows) {
         delete row.rn__;
-        const key = row[r.field] as string;
+        const key = row.fk__ as string;
+        delete row.fk__;
         const list = byParent.get(key);
         if (list === undefined) byParent.set(key, [row]);
         else list.push(row);

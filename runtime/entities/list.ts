@@ -5,6 +5,7 @@ import { toSqlParam } from './field-values.js';
 import type { CompiledEntity } from './compiled-entity.js';
 import { encodeCursor } from './cursor.js';
 import type { ListParams, SortKey } from './list-params.js';
+import type { RowPolicy } from '../policy/row-policy.js';
 
 const CAST: Record<string, string> = { Decimal: '::numeric', DateTime: '::timestamptz', Instant: '::timestamptz', Int: '::integer', ID: '' };
 
@@ -17,10 +18,15 @@ export const filterTarget = (entity: CompiledEntity): SqlFilterTarget => ({
 });
 
 /** WHERE clause (without the keyword) for the live rows matching the filter; 'TRUE' when none. */
-export function whereSql(entity: CompiledEntity, params: ListParams, sql: SqlParams, extra: string[] = []): string {
+export function whereSql(entity: CompiledEntity, params: ListParams, sql: SqlParams, extra: string[] = [], policy: RowPolicy | null = null): string {
   const parts = [...extra];
   if (entity.softDelete) parts.push('t."deletedAt" IS NULL');
-  if (params.filter !== null) parts.push(filterToSql(params.filter, entity.entityName, 't', filterTarget(entity), sql));
+  if (policy !== null) {
+    // The caller's row policy comes before its filter: no request filter widens it.
+    const rows = policy.rowsSql(entity, 'read', 't', sql);
+    if (rows !== null) parts.push(rows);
+  }
+  if (params.filter !== null) parts.push(filterToSql(params.filter, entity.entityName, 't', policy === null ? filterTarget(entity) : policy.target(entity), sql));
   return parts.length === 0 ? 'TRUE' : parts.join(' AND ');
 }
 
@@ -73,19 +79,21 @@ export interface ListQuery {
 }
 
 /** SELECT for one page: pageSize+1 rows so we know whether a next page exists. */
-export function listQuery(entity: CompiledEntity, params: ListParams, extra: (sql: SqlParams) => string[] = () => []): ListQuery {
+export function listQuery(entity: CompiledEntity, params: ListParams, extra: (sql: SqlParams) => string[] = () => [], policy: RowPolicy | null = null): ListQuery {
   const sql = new SqlParams();
   const conds = extra(sql);
   if (params.cursor !== null) conds.push(afterCursorSql(entity, params.sort, params.cursor.values, sql));
-  const where = whereSql(entity, params, sql, conds);
+  const where = whereSql(entity, params, sql, conds, policy);
   const offset = params.cursor === null && params.page > 1 ? ` OFFSET ${(params.page - 1) * params.pageSize}` : '';
-  const text = `SELECT ${entity.selectList} FROM ${entity.table} t WHERE ${where} ORDER BY ${orderSql(params.sort)} LIMIT ${params.pageSize + 1}${offset}`;
+  // Masked fields are never selected: the projection is precomputed per (publication, grant set).
+  const select = policy === null ? entity.selectList : policy.read(entity).selectList;
+  const text = `SELECT ${select} FROM ${entity.table} t WHERE ${where} ORDER BY ${orderSql(params.sort)} LIMIT ${params.pageSize + 1}${offset}`;
   return { text, values: sql.values };
 }
 
-export function countQuery(entity: CompiledEntity, params: ListParams, extra: (sql: SqlParams) => string[] = () => []): ListQuery {
+export function countQuery(entity: CompiledEntity, params: ListParams, extra: (sql: SqlParams) => string[] = () => [], policy: RowPolicy | null = null): ListQuery {
   const sql = new SqlParams();
-  const where = whereSql(entity, params, sql, extra(sql));
+  const where = whereSql(entity, params, sql, extra(sql), policy);
   return { text: `SELECT count(*)::int AS n FROM ${entity.table} t WHERE ${where}`, values: sql.values };
 }
 

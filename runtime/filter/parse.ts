@@ -1,6 +1,7 @@
 import { validationFailed, type ServiceError } from '../errors/service-error.js';
 import { checkFieldValue } from '../entities/field-values.js';
 import type { FieldDef } from '../publication/model.js';
+import { actorRefOf, isActorRefShape } from '../policy/actor-ref.js';
 import { COMPARISON_OPS, FILTER_LIMITS, type ComparisonOp, type FilterNode } from './ast.js';
 
 /** What the parser needs to know about an entity's filterable fields. */
@@ -18,8 +19,11 @@ const LIKE_TYPES: ReadonlySet<string> = new Set(['String', 'ID', 'Enum']);
 class Parser {
   private nodes = 0;
 
-  /** `reached` collects every related entity the filter enters, as soon as it enters it (see filter/grants.ts). */
-  constructor(private readonly reached: Set<string> | undefined) {}
+  /**
+   * `reached` collects every related entity the filter enters, as soon as it enters it (see filter/grants.ts).
+   * `actorRefs`: values may be `{ "$actor": … }` (grant row filters and checks only, never a request's filter).
+   */
+  constructor(private readonly reached: Set<string> | undefined, private readonly actorRefs = false) {}
 
   fail(path: string, message: string, reason = 'InvalidFilter'): ServiceError {
     return validationFailed(`Filter.${reason}`, message, path === '' ? 'filter' : `filter.${path}`);
@@ -63,10 +67,17 @@ class Parser {
 
   comparison(f: FieldDef, op: string, value: unknown, at: string): FilterNode {
     if (!(COMPARISON_OPS as readonly string[]).includes(op)) throw this.fail(at, `unknown operator '${op}'`, 'UnknownOperator');
-    const check = (v: unknown, where: string): void => {
+    const check = (v: unknown, where: string): unknown => {
+      if (this.actorRefs && isActorRefShape(v)) {
+        const ref = actorRefOf(v);
+        if (ref === null) throw this.fail(`${where}.$actor`, "'$actor' takes 'subjectId' or 'claims.<name>'", 'InvalidActorSource');
+        return ref;
+      }
       const problem = checkFieldValue(f, v);
       if (problem !== null) throw this.fail(where, `value for '${f.name}' ${problem}`, 'InvalidValue');
+      return v;
     };
+    let out = value;
     switch (op as ComparisonOp) {
       case 'isNull':
         if (typeof value !== 'boolean') throw this.fail(at, 'isNull takes true or false', 'InvalidValue');
@@ -74,23 +85,23 @@ class Parser {
       case 'eq':
       case 'ne':
         if (f.type === 'JSON') throw this.fail(at, `'${op}' is not supported on JSON fields`, 'UnsupportedOperator');
-        check(value, at);
+        out = check(value, at);
         break;
       case 'gt':
       case 'lt':
         if (!ORDERED.has(f.type)) throw this.fail(at, `'${op}' needs an ordered field`, 'UnsupportedOperator');
-        check(value, at);
+        out = check(value, at);
         break;
       case 'between':
         if (!ORDERED.has(f.type)) throw this.fail(at, `'between' needs an ordered field`, 'UnsupportedOperator');
         if (!Array.isArray(value) || value.length !== 2) throw this.fail(at, "'between' takes [low, high]", 'InvalidValue');
-        value.forEach((v, i) => check(v, `${at}[${i}]`));
+        out = value.map((v, i) => check(v, `${at}[${i}]`));
         break;
       case 'in':
         if (f.type === 'JSON') throw this.fail(at, `'in' is not supported on JSON fields`, 'UnsupportedOperator');
         if (!Array.isArray(value) || value.length === 0) throw this.fail(at, "'in' takes a non-empty array", 'InvalidValue');
         if (value.length > FILTER_LIMITS.maxInValues) throw this.fail(at, `'in' takes at most ${FILTER_LIMITS.maxInValues} values`, 'TooLarge');
-        value.forEach((v, i) => check(v, `${at}[${i}]`));
+        out = value.map((v, i) => check(v, `${at}[${i}]`));
         break;
       case 'like':
         // `id` and reference fields are uuid columns: PostgreSQL has no LIKE for them.
@@ -101,7 +112,7 @@ class Parser {
         }
         break;
     }
-    return { kind: 'cmp', field: f.name, op: op as ComparisonOp, value };
+    return { kind: 'cmp', field: f.name, op: op as ComparisonOp, value: out };
   }
 }
 
@@ -112,6 +123,11 @@ class Parser {
  */
 export function parseFilter(raw: unknown, entity: FilterableEntity, reached?: Set<string>): FilterNode {
   return new Parser(reached).object(raw, entity, '', 1);
+}
+
+/** Parses a grant's rowFilter or check: the same shape, and values may be `{ "$actor": … }` (policy/actor-ref.ts). */
+export function parsePolicyFilter(raw: unknown, entity: FilterableEntity): FilterNode {
+  return new Parser(undefined, true).object(raw, entity, '', 1);
 }
 
 /** Decodes filter text from a query string, then parses it. */

@@ -19,6 +19,11 @@ export interface SqlFilterTarget {
   /** Qualified table of an entity, and whether it soft-deletes (hidden rows never match). */
   table(entityName: string): { sql: string; softDelete: boolean };
   field(entityName: string, fieldName: string): FieldDef;
+  /**
+   * Extra condition on a related entity a filter enters (the caller's read
+   * policy on it, runtime/policy/): SQL over `alias`, or null for none.
+   */
+  relatedPolicy?(entityName: string, alias: string, depth: number, params: SqlParams): string | null;
 }
 
 const CAST: Record<string, string> = { Decimal: '::numeric', DateTime: '::timestamptz', Instant: '::timestamptz', Int: '::integer' };
@@ -42,7 +47,9 @@ export function filterToSql(node: FilterNode, entity: string, alias: string, tar
       const rel = target.table(node.entity);
       const ra = `r${depth + 1}`;
       const live = rel.softDelete ? ` AND ${ra}."deletedAt" IS NULL` : '';
-      return `EXISTS (SELECT 1 FROM ${rel.sql} ${ra} WHERE ${ra}.id = ${alias}.${quoteIdent(node.field)}${live} AND ${filterToSql(node.item, node.entity, ra, target, params, depth + 1)})`;
+      const policy = target.relatedPolicy?.(node.entity, ra, depth + 1, params) ?? null;
+      const allowed = policy === null ? '' : ` AND ${policy}`;
+      return `EXISTS (SELECT 1 FROM ${rel.sql} ${ra} WHERE ${ra}.id = ${alias}.${quoteIdent(node.field)}${live}${allowed} AND ${filterToSql(node.item, node.entity, ra, target, params, depth + 1)})`;
     }
     case 'cmp': {
       const f = target.field(entity, node.field);

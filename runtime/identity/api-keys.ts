@@ -2,6 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { RevocationSignals } from './revocation-signals.js';
 import { PLATFORM_SCHEMA, type SqlExecutor } from '../../storage/index.js';
 import type { Actor } from '../operations/types.js';
+import { grantPolicySet, type PolicyGrant } from '../policy/grant-policy.js';
 import { sameHash } from './tokens.js';
 
 /**
@@ -43,7 +44,7 @@ export function apiKeyIdOf(token: string): string | null {
 /** What `api_keys.secret_hash` stores: sha256 hex of the whole secret. */
 export const apiKeyHash = (secret: string): string => createHash('sha256').update(secret).digest('hex');
 
-/** A stored grant entry: the bare string, or the string with row-policy parts (recorded, enforced by row policy later). */
+/** A stored grant entry: the bare string, or the string with row-policy parts (enforced by stage 5, runtime/policy/). */
 export type ApiKeyGrant = string | { grant: string; rowFilter?: unknown; check?: unknown; fields?: unknown };
 
 export const grantText = (g: ApiKeyGrant): string => (typeof g === 'string' ? g : g.grant);
@@ -126,6 +127,7 @@ export class ApiKeyVerifier {
     const actor: Actor = {
       kind: 'apikey', label: `apikey:${keyId}`, subjectId: null, projectId: row.project_id, sessionId: null, roles: [], claims: {},
       apiKeyId: keyId, keyGrants: new Set(grants.map(grantText)),
+      keyPolicy: grantPolicySet(grants.map((g): PolicyGrant => (typeof g === 'string' ? { grant: g } : g as PolicyGrant))),
     };
     return { hash: row.secret_hash, actor };
   }

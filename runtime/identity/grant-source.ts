@@ -1,17 +1,30 @@
 import type { SqlExecutor } from '../../storage/index.js';
-import type { GrantSource } from '../services.js';
+import { grantPolicySet, type PolicyGrant } from '../policy/grant-policy.js';
+import type { GrantSource, HeldGrants } from '../services.js';
 
 interface GrantRow {
   subject_id: string | null;
   role: string | null;
   grant_text: string;
+  row_filter: string | null;
+  check_filter: string | null;
+  fields: string | null;
+}
+
+/** A stored grant row as a PolicyGrant (policy parts are stored as the JSON text the admin sent). */
+export function policyGrantOf(r: { grant_text: string; row_filter: string | null; check_filter: string | null; fields: string | null }): PolicyGrant {
+  const g: PolicyGrant = { grant: r.grant_text };
+  if (r.row_filter !== null) g.rowFilter = JSON.parse(r.row_filter);
+  if (r.check_filter !== null) g.check = JSON.parse(r.check_filter);
+  if (r.fields !== null) g.fields = JSON.parse(r.fields) as string[];
+  return g;
 }
 
 interface Entry {
   rows: readonly GrantRow[];
   loadedAt: number;
-  /** Held sets already computed from these rows, per subject and roles (one Set per caller, not per request). */
-  held: Map<string, ReadonlySet<string>>;
+  /** Held grants already computed from these rows, per subject and roles (once per caller, not per request). */
+  held: Map<string, HeldGrants>;
 }
 
 /** Callers remembered per project entry; past it the memo starts over (a miss costs one pass over the rows). */
@@ -34,17 +47,27 @@ export class SqlGrantSource implements GrantSource {
   constructor(private readonly db: SqlExecutor, private readonly ttlMs = 5_000, private readonly now: () => number = Date.now) {}
 
   async held(projectId: string, subjectId: string, roles: readonly string[]): Promise<ReadonlySet<string>> {
+    return (await this.heldWithPolicy(projectId, subjectId, roles)).grants;
+  }
+
+  async heldWithPolicy(projectId: string, subjectId: string, roles: readonly string[]): Promise<HeldGrants> {
     const entry = await this.entry(projectId);
     const who = `${subjectId}|${roles.join(',')}`;
     const known = entry.held.get(who);
     if (known !== undefined) return known;
     const out = new Set<string>();
+    const mine: GrantRow[] = [];
     for (const r of entry.rows) {
-      if ((r.subject_id !== null && r.subject_id === subjectId) || (r.role !== null && roles.includes(r.role))) out.add(r.grant_text);
+      if ((r.subject_id !== null && r.subject_id === subjectId) || (r.role !== null && roles.includes(r.role))) {
+        out.add(r.grant_text);
+        mine.push(r);
+      }
     }
+    const policy = mine.some((r) => r.row_filter !== null || r.check_filter !== null || r.fields !== null) ? grantPolicySet(mine.map(policyGrantOf)) : null;
+    const held: HeldGrants = { grants: out, policy };
     if (entry.held.size >= MAX_HELD_PER_PROJECT) entry.held.clear();
-    entry.held.set(who, out);
-    return out;
+    entry.held.set(who, held);
+    return held;
   }
 
   invalidate(projectId: string): void {
@@ -61,7 +84,7 @@ export class SqlGrantSource implements GrantSource {
     const gen = this.generation.get(projectId) ?? 0;
     const load = (async (): Promise<Entry> => {
       const res = await this.db.query<GrantRow>(
-        'SELECT subject_id::text AS subject_id, role, grant_text FROM plinth.capability_grants WHERE project_id = $1',
+        'SELECT subject_id::text AS subject_id, role, grant_text, row_filter, check_filter, fields FROM plinth.capability_grants WHERE project_id = $1',
         [projectId],
       );
       return { rows: res.rows, loadedAt: this.now(), held: new Map() };

@@ -3,6 +3,8 @@ import type { CompiledPublication } from '../publication/compiled-publication.js
 import type { EntityOperation } from '../publication/operations.js';
 import type { Services } from '../services.js';
 import type { CompiledEnvelope } from '../governance/compiled.js';
+import type { GrantPolicySet } from '../policy/grant-policy.js';
+import type { RowPolicy } from '../policy/row-policy.js';
 
 /** Who is calling, materialized by stage 1. */
 export interface Actor {
@@ -25,6 +27,8 @@ export interface Actor {
   apiKeyId?: string;
   /** API keys only: the key's grant strings, the whole of what stage 4 lets it do. */
   keyGrants?: ReadonlySet<string>;
+  /** API keys only: the key's grants with their row-policy parts, or null when none carries one. */
+  keyPolicy?: GrantPolicySet | null;
   /**
    * How strongly the session was authenticated, as carried by its access
    * token: `password` for a login, `mfa-totp` / `mfa-webauthn` for a token
@@ -138,8 +142,12 @@ export interface OperationContext {
   /** Set by stage 2 for entity operations. */
   entity: CompiledEntity | null;
   entityOperation: EntityOperation | null;
-  /** Row policy from stage 5 (a filter to AND into every read/write); none yet. */
-  rowPolicy: null;
+  /**
+   * The caller's row policy and field masks from stage 5 (runtime/policy/):
+   * null when no grant it holds carries rowFilter/check/fields (and for the
+   * admin): executors then add nothing.
+   */
+  rowPolicy: RowPolicy | null;
   /** Filled by the stages as they decide; read by stage 6 (runtime/pipeline/evidence.ts). */
   trace: DecisionTrace;
   /** The project's effective governance envelope, set by stage 3 (list page sizes read it); null when none applies. */

@@ -43,6 +43,13 @@ export interface PreparedSubscription {
   actor: string | null;
   /** The compiled filter; null when unfiltered. */
   check: RowCheck | null;
+  /**
+   * Set when the subscriber reads under a row policy (its read policy is
+   * part of `check`): `masked` fields are removed from `changedFields`, and
+   * `deleted` changes are not delivered (the row is gone, so the policy
+   * cannot be checked against it; fail closed).
+   */
+  policy?: { masked: readonly string[] };
 }
 
 /**
@@ -61,6 +68,7 @@ interface Channel {
   readonly direct: Set<RealtimeRecipient>;
   /** Recipients that joined `topic`. */
   joined: number;
+  readonly policy: { masked: readonly string[] } | null;
 }
 
 interface Follower {
@@ -218,10 +226,10 @@ export class RealtimeHub {
     const gk = groupKey(p.entity, p.branch);
     let group = f.channels.get(gk);
     if (group === undefined) f.channels.set(gk, (group = new Map()));
-    const key = `${p.check?.key ?? ''}\u0000${id}`;
+    const key = `${p.check?.key ?? ''}\u0000${id}${p.policy === undefined ? '' : `\u0000policy:${p.policy.masked.join(',')}`}`;
     let c = group.get(key);
     if (c === undefined) {
-      c = { key, check: p.check, idJson: JSON.stringify(id), topic: `rt/${p.projectId}/${this.nextTopic++}`, direct: new Set(), joined: 0 };
+      c = { key, check: p.check, idJson: JSON.stringify(id), topic: `rt/${p.projectId}/${this.nextTopic++}`, direct: new Set(), joined: 0, policy: p.policy ?? null };
       group.set(key, c);
     }
     return c;
@@ -311,7 +319,9 @@ export class RealtimeHub {
       for (const ch of group.values()) {
         // A channel whose filter was not evaluated (it joined during the checks) gets nothing of this batch.
         if (ch.check !== null && c.kind !== 'deleted' && m?.get(ch.check.key)?.has(id) !== true) continue;
-        const message = `{"type":"change","subscriptionId":${ch.idJson},${tail}`;
+        if (ch.policy !== null && c.kind === 'deleted') continue;
+        const body = ch.policy === null || ch.policy.masked.length === 0 ? tail : maskedTail(c, ch.policy.masked);
+        const message = `{"type":"change","subscriptionId":${ch.idJson},${body}`;
         if (ch.joined > 0) this.publisher?.publish(ch.topic, message);
         for (const r of ch.direct) r.send(message);
       }
@@ -329,6 +339,14 @@ export class RealtimeHub {
       (err) => this.opts.log.warn('realtime row check failed', { error: err instanceof Error ? err.message : String(err) }),
     );
   }
+}
+
+/** The change's message tail without the fields masked from the subscriber (never their names). */
+function maskedTail(c: Change, masked: readonly string[]): string {
+  return JSON.stringify({
+    kind: c.kind, entity: c.entity, entityId: c.entityId, changedFields: c.changedFields.filter((f) => !masked.includes(f as string)),
+    eventId: c.e.id, occurredAt: c.e.occurredAt, correlationId: c.e.correlationId, publicationVersion: c.e.publicationVersion,
+  }).slice(1);
 }
 
 const holder = (p: PreparedSubscription) => ({ projectId: p.projectId, actor: p.actor, filterKey: p.check?.key ?? null });

@@ -8,6 +8,8 @@ import type { OperationContext } from '../types.js';
 import { deleteSql, forceFlag } from './crud.js';
 import { insertRowsAtomically, updateRow } from './insert.js';
 import { explainMissedWrite } from './row-lookup.js';
+import { deniedByPolicy } from '../../policy/grant-policy.js';
+import type { SqlExecutor } from '../../../storage/index.js';
 import { entitySpec } from './spec.js';
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -59,7 +61,7 @@ export const batchUpdateOp = entitySpec('BatchUpdate', async (ctx) => {
     const out: Record<string, unknown>[] = [];
     for (let i = 0; i < ids.length; i++) {
       const row = await updateRow(tx, ctx, entity, ids[i]!, inputs[i]!, null);
-      if (row === null) throw await explainMissedWrite(tx, entity, ids[i]!);
+      if (row === null) throw await explainMissedWrite(tx, entity, ids[i]!, ctx.rowPolicy);
       out.push(row);
     }
     return out;
@@ -67,6 +69,16 @@ export const batchUpdateOp = entitySpec('BatchUpdate', async (ctx) => {
   ctx.services.outbox.kick();
   return single(ctx, updated);
 });
+
+async function refuseUncovered(ctx: OperationContext, tx: SqlExecutor, ids: string[]): Promise<void> {
+  const entity = ctx.entity!;
+  const params = new SqlParams();
+  params.add(ids);
+  const rows = ctx.rowPolicy!.rowsSql(entity, 'delete', 't', params);
+  if (rows === null) return;
+  const res = await tx.query(`SELECT 1 FROM ${entity.table} t WHERE t.id = ANY($1::uuid[])${entity.liveClause} AND NOT ((${rows}) IS TRUE) LIMIT 1 FOR UPDATE`, params.values);
+  if (res.rows.length > 0) throw deniedByPolicy(`no delete grant covers every listed ${entity.entityName}; nothing was deleted`);
+}
 
 /** Deletes the listed rows in one statement; ids that match no live row are skipped and not counted. */
 export const batchDeleteOp = entitySpec('BatchDelete', async (ctx) => {
@@ -80,7 +92,13 @@ export const batchDeleteOp = entitySpec('BatchDelete', async (ctx) => {
   const text = deleteSql(ctx, force, params, `t.id = ANY(${params.add(ids)}::uuid[])`);
   let deleted: number;
   try {
-    deleted = (await ctx.services.db.query(text, params.values)).rows.length;
+    deleted = ctx.rowPolicy === null
+      ? (await ctx.services.db.query(text, params.values)).rows.length
+      : await ctx.services.db.transaction(async (tx) => {
+        // Under a row policy a listed live row no delete grant covers refuses the whole batch (403), nothing deleted.
+        await refuseUncovered(ctx, tx, ids as string[]);
+        return (await tx.query(text, params.values)).rows.length;
+      });
   } catch (err) {
     throw mapEntitySqlError(entity, err, 'delete');
   }

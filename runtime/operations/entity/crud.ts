@@ -5,6 +5,7 @@ import { outboxCte } from '../../entities/outbox-cte.js';
 import { parseFieldsParam, project } from '../../entities/row-output.js';
 import { mapEntitySqlError } from '../../entities/sql-error-map.js';
 import { SqlParams } from '../../filter/to-sql.js';
+import { deniedByPolicy } from '../../policy/grant-policy.js';
 import { noContent, single } from '../envelopes.js';
 import type { OperationContext, Result } from '../types.js';
 import { checkIdempotencyKey, runIdempotent } from './idempotency.js';
@@ -36,15 +37,34 @@ export const readOp = entitySpec(
     const fields = parseFieldsParam(entity, ctx.inv.query.get('fields'));
     const include = parseInclude(entity, ctx.inv.query.get('include'));
     const db = ctx.services.db;
-    const res = await db.query<Record<string, unknown>>(entity.readById.sql, [id], entity.readById.name);
-    const row = res.rows[0];
+    const policy = ctx.rowPolicy;
+    const row = policy === null
+      ? (await db.query<Record<string, unknown>>(entity.readById.sql, [id], entity.readById.name)).rows[0]
+      : await readCovered(ctx, id);
     if (row === undefined) throw rowNotFound(entity);
     const etag = etagOf(row);
-    if (include.length > 0) await expandIncludes(db, entity, [row], include);
+    if (include.length > 0) await expandIncludes(db, entity, [row], include, policy);
     return single(ctx, project(row, fields, include.map((r) => r.name)), 200, { ETag: etag });
   },
   (ctx) => includeGrants(ctx.entity!, ctx.inv.query.get('include')),
 );
+
+/**
+ * Read by id under a row policy: the masked projection of the row if a
+ * grant covers it (one named statement, prepared once per caller shape);
+ * an uncovered row → 403 `Access.DeniedByPolicy`, without its values.
+ */
+async function readCovered(ctx: OperationContext, id: string): Promise<Record<string, unknown> | undefined> {
+  const entity = ctx.entity!;
+  const point = ctx.rowPolicy!.read(entity).pointRead(ctx.actor);
+  const db = ctx.services.db;
+  const row = (await db.query<Record<string, unknown>>(point.sql, point.values.length === 0 ? [id] : [id, ...point.values], point.name)).rows[0];
+  if (row !== undefined || !point.limited) return row;
+  // A miss under a row filter: 403 when the row exists but no grant covers it, else 404.
+  const exists = await db.query(`SELECT 1 FROM ${entity.table} t WHERE t.id = $1${entity.liveClause}`, [id]);
+  if (exists.rows.length > 0) throw deniedByPolicy(`no grant covers this ${entity.entityName}`);
+  return undefined;
+}
 
 async function writeOne(ctx: OperationContext, mode: 'update' | 'replace'): Promise<Result> {
   const entity = ctx.entity!;
@@ -53,7 +73,7 @@ async function writeOne(ctx: OperationContext, mode: 'update' | 'replace'): Prom
   const token = parseIfMatch(ctx.inv.ifMatch);
   const db = ctx.services.db;
   const row = await updateRow(db, ctx, entity, id, input, token === '*' ? null : token);
-  if (row === null) throw await explainMissedWrite(db, entity, id);
+  if (row === null) throw await explainMissedWrite(db, entity, id, ctx.rowPolicy);
   ctx.services.outbox.kick();
   return withEtag(ctx, row);
 }
@@ -76,6 +96,8 @@ export function forceFlag(ctx: OperationContext): boolean {
 export function deleteSql(ctx: OperationContext, force: boolean, params: SqlParams, where: string): string {
   const entity = ctx.entity!;
   const hard = force || !entity.softDelete;
+  const rows = ctx.rowPolicy?.rowsSql(entity, 'delete', 't', params) ?? null;
+  if (rows !== null) where = `${where} AND ${rows}`;
   const write = hard
     ? `DELETE FROM ${entity.table} AS t WHERE ${where} RETURNING t.id`
     : `UPDATE ${entity.table} AS t SET "deletedAt" = now(), "updatedAt" = now(), "concurrencyToken" = gen_random_uuid() WHERE ${where} AND t."deletedAt" IS NULL RETURNING t.id`;
@@ -94,7 +116,7 @@ export const deleteOp = entitySpec('Delete', async (ctx) => {
   } catch (err) {
     throw mapEntitySqlError(entity, err, 'delete');
   }
-  if (deleted === 0) throw rowNotFound(entity);
+  if (deleted === 0) throw ctx.rowPolicy === null ? rowNotFound(entity) : await explainMissedWrite(ctx.services.db, entity, id, ctx.rowPolicy, 'delete');
   ctx.services.outbox.kick();
   return noContent;
 });

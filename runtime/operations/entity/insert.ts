@@ -5,6 +5,7 @@ import { outboxCte } from '../../entities/outbox-cte.js';
 import { mapEntitySqlError } from '../../entities/sql-error-map.js';
 import { SqlParams } from '../../filter/to-sql.js';
 import type { OperationContext } from '../types.js';
+import { answerRows, checkedSelect, policyCheckFailure } from '../../policy/write-check.js';
 
 /** Parameters the outbox CTE adds to a statement (outbox-cte.ts uses 7), with room to spare. */
 const OUTBOX_PARAMS = 16;
@@ -63,12 +64,13 @@ async function insertStatement(db: SqlExecutor, ctx: OperationContext, entity: C
     insert = `INSERT INTO ${entity.table} (${names.map(quoteIdent).join(', ')}) VALUES ${tuples.join(', ')}`;
   }
   const changed = entity.userFields.map((f) => f.name);
-  const text = `WITH w AS (${insert} RETURNING ${entity.returningList}), ${outboxCte(ctx, params, 'created', changed, entity)} SELECT * FROM w`;
+  if (ctx.rowPolicy !== null) for (const r of rows) ctx.rowPolicy.guardWritable(entity, 'insert', r);
+  const text = `WITH w AS (${insert} RETURNING ${entity.returningList}), ${outboxCte(ctx, params, 'created', changed, entity)} ${checkedSelect(ctx, entity, 'insert', params)}`;
   try {
     const res = await db.query<Record<string, unknown>>(text, params.values);
-    return res.rows;
+    return answerRows(ctx, entity, res.rows);
   } catch (err) {
-    throw mapEntitySqlError(entity, err, 'write');
+    throw mapEntitySqlError(entity, policyCheckFailure(entity, err), 'write');
   }
 }
 
@@ -87,11 +89,18 @@ export async function updateRow(
   let where = `t.id = ${params.add(id)}::uuid${entity.liveClause}`;
   if (token !== null) where += ` AND t."concurrencyToken"::text = ${params.add(token)}`;
   if (match !== null) where += ` AND t.${quoteIdent(match.field)} = ${params.add(match.value)}::uuid`;
-  const text = `WITH w AS (UPDATE ${entity.table} AS t SET ${sets.join(', ')} WHERE ${where} RETURNING ${entity.selectList}), ${outboxCte(ctx, params, 'updated', input.fields.map((f) => f.name), entity)} SELECT * FROM w`;
+  const policy = ctx.rowPolicy;
+  if (policy !== null) {
+    policy.guardWritable(entity, 'update', input);
+    // A row no update grant covers matches nothing here; explainMissedWrite then answers 403.
+    const rows = policy.rowsSql(entity, 'update', 't', params);
+    if (rows !== null) where += ` AND ${rows}`;
+  }
+  const text = `WITH w AS (UPDATE ${entity.table} AS t SET ${sets.join(', ')} WHERE ${where} RETURNING ${entity.selectList}), ${outboxCte(ctx, params, 'updated', input.fields.map((f) => f.name), entity)} ${checkedSelect(ctx, entity, 'update', params)}`;
   try {
     const res = await db.query<Record<string, unknown>>(text, params.values);
-    return res.rows[0] ?? null;
+    return answerRows(ctx, entity, res.rows)[0] ?? null;
   } catch (err) {
-    throw mapEntitySqlError(entity, err, 'write');
+    throw mapEntitySqlError(entity, policyCheckFailure(entity, err), 'write');
   }
 }

@@ -15,8 +15,10 @@ import { entitySpec } from './spec.js';
  */
 export async function runList(ctx: OperationContext, entity: CompiledEntity, params: ListParams, extra?: (sql: SqlParams) => string[]): Promise<Result> {
   const db = ctx.services.db;
-  const q = listQuery(entity, params, extra);
-  const c = params.includeTotal ? countQuery(entity, params, extra) : null;
+  const policy = ctx.rowPolicy;
+  if (policy !== null) guardListQuery(ctx, entity, params);
+  const q = listQuery(entity, params, extra, policy);
+  const c = params.includeTotal ? countQuery(entity, params, extra, policy) : null;
   try {
     const [res, total] = await Promise.all([
       db.query<Record<string, unknown>>(q.text, q.values),
@@ -25,7 +27,7 @@ export async function runList(ctx: OperationContext, entity: CompiledEntity, par
     const rows = res.rows;
     const more = rows.length > params.pageSize;
     if (more) rows.pop();
-    if (params.include.length > 0) await expandIncludes(db, entity, rows, params.include);
+    if (params.include.length > 0) await expandIncludes(db, entity, rows, params.include, policy);
     const page: Page = { number: params.page, size: params.pageSize };
     if (total !== null) page.totalCount = total.rows[0]!.n;
     if (more) page.next = nextCursor(params, rows[rows.length - 1]!);
@@ -34,6 +36,23 @@ export async function runList(ctx: OperationContext, entity: CompiledEntity, par
   } catch (err) {
     throw mapEntitySqlError(entity, err, 'write');
   }
+}
+
+/**
+ * Under a row policy: a filter or sort on a masked field is refused (403),
+ * and the decision trace records the evaluated filter (the request filter
+ * ANDed with the caller's row filter, `$actor` substituted) and the masks.
+ */
+function guardListQuery(ctx: OperationContext, entity: CompiledEntity, params: ListParams): void {
+  const policy = ctx.rowPolicy!;
+  policy.guardFilter(entity, params.filter);
+  policy.guardSort(entity, params.sort);
+  const read = policy.read(entity);
+  ctx.trace.fieldMasks = read.masked;
+  const rows = read.evaluatedRows(policy.actor);
+  const text = ctx.inv.query.get('filter');
+  const requested = text === undefined || text === '' ? null : (JSON.parse(text) as unknown);
+  ctx.trace.evaluatedFilter = requested === null ? rows : rows === null ? requested : { and: [requested, rows] };
 }
 
 export const listOp = entitySpec(
@@ -45,7 +64,8 @@ export const listOp = entitySpec(
 export const countOp = entitySpec('Count', async (ctx) => {
   const entity = ctx.entity!;
   const params = parseListParams(entity, new Map([...ctx.inv.query].filter(([k]) => k === 'filter')), ctx.services.limits.maxPageSize);
-  const q = countQuery(entity, params);
+  if (ctx.rowPolicy !== null) guardListQuery(ctx, entity, params);
+  const q = countQuery(entity, params, undefined, ctx.rowPolicy);
   try {
     const res = await ctx.services.db.query<{ n: number }>(q.text, q.values);
     return single(ctx, { count: res.rows[0]!.n });

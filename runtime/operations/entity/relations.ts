@@ -1,5 +1,5 @@
 import { quoteIdent } from '../../../storage/index.js';
-import { notFound, validationFailed } from '../../errors/service-error.js';
+import { notFound, validationFailed, type ServiceError } from '../../errors/service-error.js';
 import type { CompiledEntity } from '../../entities/compiled-entity.js';
 import { isUuid } from '../../entities/field-values.js';
 import { listGrants, maxPageSizeFor, parseListParams } from '../../entities/list-params.js';
@@ -7,8 +7,10 @@ import type { Relation } from '../../publication/relations.js';
 import { noContent, single } from '../envelopes.js';
 import type { OperationContext } from '../types.js';
 import { updateRow } from './insert.js';
+import { SqlParams } from '../../filter/to-sql.js';
+import { deniedByPolicy } from '../../policy/grant-policy.js';
 import { runList } from './list.js';
-import { requireRowId, rowNotFound } from './row-lookup.js';
+import { explainMissedWrite, requireRowId, rowNotFound } from './row-lookup.js';
 import { entitySpec } from './spec.js';
 
 const relationOf = (ctx: OperationContext): Relation => ctx.entity!.relations.get(ctx.entityOperation!.relation!)!;
@@ -16,9 +18,16 @@ const relationOf = (ctx: OperationContext): Relation => ctx.entity!.relations.ge
 async function requireParent(ctx: OperationContext): Promise<{ id: string; row: Record<string, unknown> }> {
   const entity = ctx.entity!;
   const id = requireRowId(entity, ctx.inv.params.id);
-  const res = await ctx.services.db.query<Record<string, unknown>>(`SELECT ${entity.selectList} FROM ${entity.table} t WHERE t.id = $1${entity.liveClause}`, [id]);
-  if (res.rows[0] === undefined) throw rowNotFound(entity);
-  return { id, row: res.rows[0] };
+  const params = new SqlParams();
+  params.add(id);
+  // Under a row policy the parent must be readable too (403 otherwise, as GET /{entity}/{id}).
+  const rows = ctx.rowPolicy?.rowsSql(entity, 'read', 't', params) ?? null;
+  const covered = rows === null ? '' : `, (${rows}) IS TRUE AS "covered__"`;
+  const res = await ctx.services.db.query<Record<string, unknown>>(`SELECT ${entity.selectList}${covered} FROM ${entity.table} t WHERE t.id = $1${entity.liveClause}`, params.values);
+  const row = res.rows[0];
+  if (row === undefined) throw rowNotFound(entity);
+  if (rows !== null && row.covered__ !== true) throw deniedByPolicy(`no grant covers this ${entity.entityName}`);
+  return { id, row };
 }
 
 /** GET /{entity}/{id}/{relation}: the related row (toOne) or a page of related rows (toMany). */
@@ -28,8 +37,14 @@ export const relationListOp = entitySpec('RelationList', async (ctx) => {
   if (r.kind === 'toOne') {
     const target = ctx.entity!.peer(r.target);
     const fk = parent.row[r.field];
-    if (typeof fk !== 'string') return single(ctx, null);
-    const res = await ctx.services.db.query(`SELECT ${target.selectList} FROM ${target.table} t WHERE t.id = $1${target.liveClause}`, [fk]);
+    const policy = ctx.rowPolicy;
+    // A masked reference field is not followed; a related row the caller may not read answers null.
+    if (typeof fk !== 'string' || (policy !== null && policy.read(ctx.entity!).masked.includes(r.field))) return single(ctx, null);
+    const params = new SqlParams();
+    params.add(fk);
+    const allowed = policy?.rowsSql(target, 'read', 't', params) ?? null;
+    const select = policy === null ? target.selectList : policy.read(target).selectList;
+    const res = await ctx.services.db.query(`SELECT ${select} FROM ${target.table} t WHERE t.id = $1${target.liveClause}${allowed === null ? '' : ` AND ${allowed}`}`, params.values);
     return single(ctx, res.rows[0] ?? null);
   }
   const owner = ctx.entity!.peer(r.owner);
@@ -54,6 +69,11 @@ async function setLink(ctx: OperationContext, owner: CompiledEntity, ownerId: st
   return updateRow(ctx.services.db, ctx, owner, ownerId, { fields: [f], values: [value] }, null, match === null ? null : { field, value: match });
 }
 
+/** A link write that matched no row: 404, or 403 when the row exists but no update grant covers it. */
+async function missedLink(ctx: OperationContext, owner: CompiledEntity, id: string): Promise<ServiceError> {
+  return ctx.rowPolicy === null ? rowNotFound(owner) : explainMissedWrite(ctx.services.db, owner, id, ctx.rowPolicy);
+}
+
 /** POST /{entity}/{id}/{relation} { relatedId }: links the rows; 201 with the row whose foreign key changed. */
 export const relationAttachOp = entitySpec('RelationAttach', async (ctx) => {
   const r = relationOf(ctx);
@@ -62,11 +82,11 @@ export const relationAttachOp = entitySpec('RelationAttach', async (ctx) => {
   let row: Record<string, unknown> | null;
   if (r.kind === 'toOne') {
     row = await setLink(ctx, ctx.entity!, parent.id, r.field, relatedId, null);
-    if (row === null) throw rowNotFound(ctx.entity!);
+    if (row === null) throw await missedLink(ctx, ctx.entity!, parent.id);
   } else {
     const owner = ctx.entity!.peer(r.owner);
     row = await setLink(ctx, owner, relatedId, r.field, parent.id, null);
-    if (row === null) throw rowNotFound(owner);
+    if (row === null) throw await missedLink(ctx, owner, relatedId);
   }
   ctx.services.outbox.kick();
   return single(ctx, row, 201);

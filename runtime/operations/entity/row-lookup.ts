@@ -2,6 +2,10 @@ import type { SqlExecutor } from '../../../storage/index.js';
 import { ServiceError, notFound } from '../../errors/service-error.js';
 import type { CompiledEntity } from '../../entities/compiled-entity.js';
 import { isUuid } from '../../entities/field-values.js';
+import { SqlParams } from '../../filter/to-sql.js';
+import { deniedByPolicy } from '../../policy/grant-policy.js';
+import type { PolicyVerb } from '../../policy/compiled-policy.js';
+import type { RowPolicy } from '../../policy/row-policy.js';
 
 export const rowNotFound = (entity: CompiledEntity): ServiceError => notFound(`${entity.entityName}.NotFound`, `${entity.entityName} not found`);
 
@@ -22,9 +26,14 @@ export function parseIfMatch(header: string | null): string | '*' | null {
  * After a conditional write matched no row: 404 when the row is gone,
  * else 409 because the concurrency token did not match.
  */
-export async function explainMissedWrite(db: SqlExecutor, entity: CompiledEntity, id: string): Promise<ServiceError> {
-  const res = await db.query(`SELECT 1 FROM ${entity.table} t WHERE t.id = $1${entity.liveClause}`, [id]);
+export async function explainMissedWrite(db: SqlExecutor, entity: CompiledEntity, id: string, policy: RowPolicy | null = null, verb: PolicyVerb = 'update'): Promise<ServiceError> {
+  const params = new SqlParams();
+  params.add(id);
+  const rows = policy?.rowsSql(entity, verb, 't', params) ?? null;
+  const res = await db.query<{ covered: boolean }>(`SELECT ${rows === null ? 'TRUE' : `(${rows}) IS TRUE`} AS covered FROM ${entity.table} t WHERE t.id = $1${entity.liveClause}`, params.values);
   if (res.rows.length === 0) return rowNotFound(entity);
+  // A row the caller's grants do not cover: refused without saying more about it.
+  if (res.rows[0]!.covered !== true) return deniedByPolicy(`no ${verb} grant covers this ${entity.entityName}; nothing was written`);
   return new ServiceError('CONFLICT', `${entity.entityName}Validation.ConcurrencyTokenMismatch`, 'If-Match does not match the current concurrencyToken; re-read and retry', { field: 'If-Match' });
 }
 

@@ -7,7 +7,8 @@ import { webhooksOf } from '../webhooks/outbound.js';
 import { control, noContent } from '../envelopes.js';
 import { noGrants, type OperationContext, type OperationSpec } from '../types.js';
 import { objectBody } from './body.js';
-import { GRANT_RE, pathProject } from './grants.js';
+import { GRANT_RE, pathProject, validatePolicyParts } from './grants.js';
+import type { PolicyGrant } from '../../policy/grant-policy.js';
 import { assertGrantWithinEnvelope } from '../../governance/within-envelope.js';
 
 const MAX_NAME = 200;
@@ -33,9 +34,9 @@ const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v ===
 
 /**
  * One grant entry, kept as given: a grant string, or `{ grant, rowFilter?,
- * check?, fields? }`. Only the shape of the row-policy parts is checked here
- * (filters are objects, fields a list of names): they are validated against
- * the entity and enforced when row policy lands (docs/identity.md).
+ * check?, fields? }`. The shape is checked here; the row-policy parts are
+ * then validated against the live model (validatePolicyParts) and enforced
+ * by stage 5 (runtime/policy/, docs/authorization.md).
  */
 function readGrant(raw: unknown, i: number): ApiKeyGrant {
   const field = `grants[${i}]`;
@@ -91,6 +92,7 @@ export const createApiKeySpec: OperationSpec = {
     const projectId = await pathProject(ctx);
     const input = readInput(ctx.inv.body);
     await assertGrantWithinEnvelope(ctx, projectId, input.grants);
+    await validatePolicyParts(ctx, projectId, input.grants.map((g, i) => ({ g: (typeof g === 'string' ? { grant: g } : g) as PolicyGrant, prefix: `grants[${i}].` })), 'ApiKey');
     const secrets = webhooksOf(ctx).secrets;
     const id = randomUUID();
     const secret = newApiKeySecret(id);

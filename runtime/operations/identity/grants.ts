@@ -1,10 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { notFound, validationFailed, type ServiceError } from '../../errors/service-error.js';
+import { notFound, validationFailed, ServiceError } from '../../errors/service-error.js';
 import { UUID_RE } from '../../identity/keys.js';
 import { control, noContent } from '../envelopes.js';
 import { noGrants, type OperationContext, type OperationSpec } from '../types.js';
 import { objectBody } from './body.js';
 import { assertGrantWithinEnvelope } from '../../governance/within-envelope.js';
+import type { CompiledPublication } from '../../publication/compiled-publication.js';
+import { hasPolicyParts, validateGrantPolicy, type PolicyGrant } from '../../policy/grant-policy.js';
 
 /** `entity:<Entity|*>:<verb|*>`; Entity is a PascalCase entity name. */
 export const GRANT_RE = /^entity:(\*|[A-Z][A-Za-z0-9]{0,62}):(read|insert|update|delete|\*)$/;
@@ -23,11 +25,42 @@ export async function pathProject(ctx: OperationContext): Promise<string> {
   return row.id;
 }
 
-interface GrantRow { id: string; project_id: string; subject_id: string | null; role: string | null; grant_text: string; created_at: string }
+interface GrantRow { id: string; project_id: string; subject_id: string | null; role: string | null; grant_text: string; row_filter: string | null; check_filter: string | null; fields: string | null; created_at: string }
 
-const SELECT_COLUMNS = 'id::text AS id, project_id::text AS project_id, subject_id::text AS subject_id, role, grant_text, created_at';
+const SELECT_COLUMNS = 'id::text AS id, project_id::text AS project_id, subject_id::text AS subject_id, role, grant_text, row_filter, check_filter, fields, created_at';
 
-const record = (r: GrantRow) => ({ grantId: r.id, projectId: r.project_id, subjectId: r.subject_id, role: r.role, grant: r.grant_text, createdAt: r.created_at });
+/** The grant record; rowFilter, check and fields only when the grant has them, exactly as given. */
+const record = (r: GrantRow) => ({
+  grantId: r.id, projectId: r.project_id, subjectId: r.subject_id, role: r.role, grant: r.grant_text,
+  ...(r.row_filter === null ? {} : { rowFilter: JSON.parse(r.row_filter) as unknown }),
+  ...(r.check_filter === null ? {} : { check: JSON.parse(r.check_filter) as unknown }),
+  ...(r.fields === null ? {} : { fields: JSON.parse(r.fields) as unknown }),
+  createdAt: r.created_at,
+});
+
+/** The project's main-branch live publication, the model grant policies are checked against; null before any entity exists. */
+export async function mainPublication(ctx: OperationContext, projectId: string): Promise<CompiledPublication | null> {
+  const t = await ctx.services.db.query<{ tenant_id: string }>('SELECT tenant_id::text AS tenant_id FROM plinth.projects WHERE id = $1', [projectId]);
+  const tenantId = t.rows[0]?.tenant_id;
+  if (tenantId === undefined) return null;
+  try {
+    return await ctx.services.publications.current(tenantId, projectId, 'main');
+  } catch (err) {
+    if (ServiceError.is(err) && err.code === 'NOT_FOUND') return null;
+    throw err;
+  }
+}
+
+/** Checks a grant's rowFilter/check/fields against the live model (422 naming the field); no-op without them. */
+export async function validatePolicyParts(ctx: OperationContext, projectId: string, grants: Array<{ g: PolicyGrant; prefix: string }>, block: string): Promise<void> {
+  const withParts = grants.filter((x) => hasPolicyParts(x.g));
+  if (withParts.length === 0) return;
+  const pub = await mainPublication(ctx, projectId);
+  for (const { g, prefix } of withParts) {
+    if (pub === null) throw validationFailed(`${block}.UnknownEntity`, 'a grant with rowFilter, check or fields needs an entity of the live publication', `${prefix}grant`);
+    validateGrantPolicy(pub, g, prefix, block);
+  }
+}
 
 /**
  * `POST /api/projects/{projectId}/capability-grants` `{ subjectId | role, grant }` → 201.
@@ -41,7 +74,7 @@ export const createGrantSpec: OperationSpec = {
   grants: noGrants,
   async execute(ctx) {
     const projectId = await pathProject(ctx);
-    const body = objectBody(ctx.inv.body, ['subjectId', 'role', 'grant'], 'CapabilityGrant');
+    const body = objectBody(ctx.inv.body, ['subjectId', 'role', 'grant', 'rowFilter', 'check', 'fields'], 'CapabilityGrant');
     const hasSubject = body.subjectId !== undefined && body.subjectId !== null;
     const hasRole = body.role !== undefined && body.role !== null;
     if (hasSubject === hasRole) throw validationFailed('CapabilityGrant.HolderRequired', 'give exactly one of subjectId or role');
@@ -50,6 +83,12 @@ export const createGrantSpec: OperationSpec = {
     }
     const grant = body.grant;
     await assertGrantWithinEnvelope(ctx, projectId, grant);
+    const policy: PolicyGrant = { grant };
+    for (const k of ['rowFilter', 'check', 'fields'] as const) if (body[k] !== undefined && body[k] !== null) (policy as unknown as Record<string, unknown>)[k] = body[k];
+    await validatePolicyParts(ctx, projectId, [{ g: policy, prefix: '' }], 'CapabilityGrant');
+    // Kept as the JSON text given: the record echoes it, and identical text means the identical grant.
+    const text = (v: unknown): string | null => (v === undefined ? null : JSON.stringify(v));
+    const parts = [text(policy.rowFilter), text(policy.check), text(policy.fields)];
     const db = ctx.services.db;
     let subjectId: string | null = null;
     let role: string | null = null;
@@ -63,12 +102,13 @@ export const createGrantSpec: OperationSpec = {
       role = body.role;
     }
     const holder = subjectId !== null ? 'subject_id = $3::uuid' : 'role = $4';
+    const same = 'row_filter IS NOT DISTINCT FROM $6::text AND check_filter IS NOT DISTINCT FROM $7::text AND fields IS NOT DISTINCT FROM $8::text';
     const inserted = await db.query<GrantRow>(
-      `INSERT INTO plinth.capability_grants (id, project_id, subject_id, role, grant_text)
-       SELECT $1::uuid, $2::uuid, $3::uuid, $4::text, $5::text
-        WHERE NOT EXISTS (SELECT 1 FROM plinth.capability_grants WHERE project_id = $2::uuid AND ${holder} AND grant_text = $5::text)
+      `INSERT INTO plinth.capability_grants (id, project_id, subject_id, role, grant_text, row_filter, check_filter, fields)
+       SELECT $1::uuid, $2::uuid, $3::uuid, $4::text, $5::text, $6::text, $7::text, $8::text
+        WHERE NOT EXISTS (SELECT 1 FROM plinth.capability_grants WHERE project_id = $2::uuid AND ${holder} AND grant_text = $5::text AND ${same})
        RETURNING ${SELECT_COLUMNS}`,
-      [randomUUID(), projectId, subjectId, role, grant],
+      [randomUUID(), projectId, subjectId, role, grant, ...parts],
     );
     let row = inserted.rows[0];
     if (row === undefined) {
@@ -76,8 +116,10 @@ export const createGrantSpec: OperationSpec = {
         ? 'project_id = $1::uuid AND subject_id = $2::uuid AND grant_text = $3'
         : 'project_id = $1::uuid AND role = $2 AND grant_text = $3';
       row = (await db.query<GrantRow>(
-        `SELECT ${SELECT_COLUMNS} FROM plinth.capability_grants WHERE ${existing} ORDER BY created_at, id LIMIT 1`,
-        [projectId, subjectId ?? role, grant],
+        `SELECT ${SELECT_COLUMNS} FROM plinth.capability_grants WHERE ${existing}
+           AND row_filter IS NOT DISTINCT FROM $4::text AND check_filter IS NOT DISTINCT FROM $5::text AND fields IS NOT DISTINCT FROM $6::text
+         ORDER BY created_at, id LIMIT 1`,
+        [projectId, subjectId ?? role, grant, ...parts],
       )).rows[0];
       if (row === undefined) throw new Error('capability grant vanished between insert and read');
     }

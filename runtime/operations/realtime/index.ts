@@ -58,21 +58,37 @@ function prepare(ctx: OperationContext): PreparedSubscription {
   const entity = entityOf(ctx);
   if (entity === undefined) throw notFound('Realtime.UnknownEntity', `no entity named '${name}' in this project`);
   const input = filterInput(ctx);
+  const node = input === null ? null : 'text' in input ? parseFilterText(input.text, entity) : parseFilter(input.raw, entity);
+  const policy = ctx.rowPolicy;
+  if (policy !== null) {
+    policy.requireLive(entity, 'read');
+    policy.guardFilter(entity, node);
+  }
   let check: RowCheck | null = null;
-  if (input !== null) {
-    const node = 'text' in input ? parseFilterText(input.text, entity) : parseFilter(input.raw, entity);
-    const target = filterTarget(entity);
-    // Compiled once here for its identity; the hub re-numbers it into each batched query.
-    const params = new SqlParams();
-    const cond = filterToSql(node, entity.entityName, 't', target, params);
+  // The server-side filter is the request filter ANDed with the caller's read policy (`$actor` values bound now).
+  const predicate = (into: SqlParams): string | null => {
+    const parts: string[] = [];
+    const rows = policy?.rowsSql(entity, 'read', 't', into) ?? null;
+    if (rows !== null) parts.push(rows);
+    if (node !== null) parts.push(filterToSql(node, entity.entityName, 't', policy === null ? filterTarget(entity) : policy.target(entity), into));
+    return parts.length === 0 ? null : parts.join(' AND ');
+  };
+  // Compiled once here for its identity; the hub re-numbers it into each batched query.
+  const params = new SqlParams();
+  const cond = predicate(params);
+  if (cond !== null) {
     check = {
       key: `${entity.table}\u0000${cond}\u0000${JSON.stringify(params.values)}`,
       table: entity.table, live: entity.liveClause, paramCount: params.values.length,
-      predicate: (into) => filterToSql(node, entity.entityName, 't', target, into),
+      predicate: (into) => predicate(into)!,
     };
   }
   const scope = ctx.scope!;
-  return { tenantId: scope.tenant.id, projectId: scope.project.id, branch: scope.branch, entity: entity.entityName, actor: actorOf(ctx), check };
+  const masked = policy === null ? [] : policy.read(entity).masked;
+  return {
+    tenantId: scope.tenant.id, projectId: scope.project.id, branch: scope.branch, entity: entity.entityName, actor: actorOf(ctx), check,
+    ...(policy === null ? {} : { policy: { masked } }),
+  };
 }
 
 /** Who a subscription counts against per actor: a user subject; the platform admin is not limited per actor. */
