@@ -58,6 +58,13 @@ forEachBackend('step-up demanded by a governance envelope', (backend: Backend) =
     assert.equal(explained.body.data.decision, 'Challenge');
     assert.equal(explained.body.data.reasonCode, 'Access.StepUpRequired');
 
+    // Explainability answers what stage 3 would: Challenge for the password session.
+    const asked = await u.as.post('/api/Explainability/access', { entity: 'Payment', operation: 'read' });
+    expectStatus(asked, 200);
+    assert.equal(asked.body.data.decision, 'Challenge');
+    assert.equal(asked.body.data.reasonCode, 'Access.StepUpRequired');
+    assert.equal(asked.body.data.requiredStrength, 'mfa-totp');
+
     // The spec's route pair: start, then verify with a TOTP code → a login-shaped elevated session.
     const started = await u.as.post('/api/identity/challenge/start', { subjectId: u.subjectId, requireStrength: 'mfa-totp', reason: 'read payments' });
     assert.ok(started.status === 200 || started.status === 201, `start answered ${started.status}`);
@@ -70,6 +77,8 @@ forEachBackend('step-up demanded by a governance envelope', (backend: Backend) =
     const payments = await elevated.get('/api/payments');
     expectStatus(payments, 200);
     assert.equal(payments.body.data.length, 1);
+    const allowed = await elevated.post('/api/Explainability/access', { entity: 'Payment', operation: 'read' });
+    assert.equal(allowed.body.data.decision, 'Allow');
     // The password token is still refused: elevation belongs to the new session only.
     expectError(await u.as.get('/api/payments'), 403, 'ACCESS_DENIED', 'Access.StepUpRequired');
 

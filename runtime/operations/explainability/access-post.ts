@@ -4,6 +4,7 @@ import { parseFilter } from '../../filter/parse.js';
 import { claimsOf } from '../../identity/claims.js';
 import { AUTHENTICATED_ROLE } from '../../identity/constants.js';
 import { UUID_RE } from '../../identity/keys.js';
+import { governanceRefusal } from '../../pipeline/governance.js';
 import { grantCovered } from '../../pipeline/grants.js';
 import { CompiledPolicy, type PolicyVerb } from '../../policy/compiled-policy.js';
 import type { GrantPolicySet } from '../../policy/grant-policy.js';
@@ -20,6 +21,8 @@ interface Explained {
   reasonCode: string;
   evaluatedFilter: unknown;
   fieldMasks: readonly string[];
+  /** Challenge only: the strength a step-up must reach. */
+  requiredStrength?: string;
 }
 
 /** The actor to explain: the caller, or (admin only) `asActor.subjectId` as a registered user of the project. */
@@ -51,8 +54,9 @@ const deny = (reasonCode: string, filter: unknown): Explained => ({ decision: 'D
 /**
  * `POST /api/Explainability/access` `{ entity, operation, filter?, asActor? }`:
  * what stages 4 and 5 would decide for that actor, without running the
- * operation. `Challenge` (step-up) is left to the governance stage and is
- * not computed here (docs/authorization.md).
+ * operation. The governance envelope (stage 3) is asked first: past it the
+ * answer is Deny `Governance.EnvelopeExceeded`, under a requireStrength the
+ * caller's session does not meet it is `Challenge` with `requiredStrength`.
  */
 export const accessPostSpec: OperationSpec = {
   id: 'Explainability.Access.Explain',
@@ -76,7 +80,13 @@ export const accessPostSpec: OperationSpec = {
     else {
       const held = await heldOf(ctx, actor);
       const required = [grantFor(entity.entityName, verb), ...filterGrants(node)];
-      if (required.some((g) => !grantCovered(held.grants, g))) out = deny('ExposureBinding.RequiredGrantMissing', filter);
+      // Stage 3 first, as in dispatch: the envelope refuses or challenges before grants are looked at.
+      const refusal = ctx.envelope === null ? null : governanceRefusal(ctx.envelope, actor, required, ctx.operationId);
+      if (refusal !== null) {
+        out = refusal.details.decision === 'Challenge'
+          ? { decision: 'Challenge', reasonCode: refusal.reasonCode, evaluatedFilter: filter, fieldMasks: [], requiredStrength: refusal.details.requiredStrength! }
+          : deny(refusal.reasonCode, filter);
+      } else if (required.some((g) => !grantCovered(held.grants, g))) out = deny('ExposureBinding.RequiredGrantMissing', filter);
       else if (held.policy === null) out = allow(filter);
       else out = explainPolicy(new RowPolicy(CompiledPolicy.for(ctx.scope!.publication, held.policy), actor), entity, verb, node, filter);
     }

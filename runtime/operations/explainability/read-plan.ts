@@ -1,6 +1,6 @@
 import type { CompiledEntity } from '../../entities/compiled-entity.js';
 import { listQuery } from '../../entities/list.js';
-import { listGrants, parseListParams } from '../../entities/list-params.js';
+import { listGrants, maxPageSizeFor, parseListParams } from '../../entities/list-params.js';
 import { validationFailed } from '../../errors/service-error.js';
 import { grantFor } from '../../publication/operations.js';
 import { single } from '../envelopes.js';
@@ -75,8 +75,15 @@ export const EXPLAIN_READ_PLAN_SPEC: OperationSpec = {
   },
   async execute(ctx) {
     const { entity, query } = planRequest(ctx);
-    const params = parseListParams(entity, query, ctx.services.limits.maxPageSize);
-    const q = listQuery(entity, params);
+    const params = parseListParams(entity, query, maxPageSizeFor(ctx));
+    // The caller's row policy shapes the plan exactly as it shapes the list route's query.
+    const policy = ctx.rowPolicy;
+    if (policy !== null) {
+      policy.requireLive(entity, 'read');
+      policy.guardFilter(entity, params.filter);
+      policy.guardSort(entity, params.sort);
+    }
+    const q = listQuery(entity, params, undefined, policy);
     const db = ctx.services.db;
     const res = await db.query<Record<string, unknown>>(`EXPLAIN (FORMAT JSON) ${q.text}`, q.values);
     const first = res.rows[0];

@@ -8,13 +8,12 @@ import { Client, defineEntity } from '../../support/client.js';
 import { expectStatus } from '../../support/expect.js';
 
 /**
- * SWITCH FOR USER-LEVEL ISOLATION. Keep false until grants accept `rowFilter`
- * (CONTRACT "Authorization" → "Row policy and field masks"). Set it to true once they
- * do: the grants then carry `rowFilter: { owner: { eq: { $actor: 'subjectId' } } }`, and
- * the oracle (oracle.ts) also counts a user reading or changing another user's rows of
- * its own project as a violation. Nothing else needs to change.
+ * User-level isolation (CONTRACT "Authorization" → "Row policy and field masks"): the
+ * read/update/delete grants carry `rowFilter: { owner: { eq: { $actor: 'subjectId' } } }`,
+ * and the oracle (oracle.ts) also counts a user reading or changing another user's rows
+ * of its own project as a violation. False checks project isolation alone.
  */
-export const USER_ISOLATION = false;
+export const USER_ISOLATION = true;
 
 export const NOTES_PER_USER = 6;
 const PASSWORD = 'isolation property pw';
