@@ -59,6 +59,29 @@ export interface GovernanceSource {
   invalidate(): void | Promise<void>;
 }
 
+/**
+ * One usage event (CONTRACT: Usage and quotas): append-only, one per
+ * dispatched operation and kind (`read.monthly`, `write.monthly`,
+ * `realtime.subscriptions`, `webhook.deliveries.monthly`, `<kind>.overage`).
+ */
+export interface UsageEvent {
+  tenantId: string;
+  projectId: string;
+  kind: string;
+  quantity: number;
+  /** ISO 8601 UTC. */
+  at: string;
+  operationId: string;
+  correlationId: string;
+  dimensions?: Readonly<Record<string, string>>;
+}
+
+/** Where usage events go: buffered like audit rows, never awaited on the request path. */
+export interface UsageSink {
+  record(event: UsageEvent): void;
+  flush(): Promise<void>;
+}
+
 export interface AuditSink {
   record(row: AuditRow): void;
   flush(): Promise<void>;
@@ -138,6 +161,8 @@ export interface Services {
   readonly governance?: GovernanceSource;
   /** Login throttling and refresh-token grace of this node. Absent: the defaults (runtime/identity/policy.ts). */
   readonly identity?: IdentityPolicy;
+  /** Usage metering (runtime/usage/). Absent: nothing is metered (tests that build Services by hand). */
+  readonly usage?: UsageSink;
   /** The REST route table (node/start.ts injects adapters/rest/router.ts). Absent: apiSurface answers 503. */
   readonly routes?: RouteTable;
 }
