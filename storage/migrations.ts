@@ -338,6 +338,15 @@ const MIGRATIONS: Migration[] = [
       `CREATE INDEX identity_subjects_listing_idx ON ${S}.identity_subjects (project_id, created_at, id)`,
     ],
   },
+  {
+    version: 14,
+    name: 'hot path: outbox without a second unique index on event_id',
+    // Every create writes one outbox row; its random event_id made each insert touch a random
+    // btree leaf (one more WAL record per create) for a uniqueness nothing relies on: outbox rows
+    // are found by seq, ids are fresh random UUIDs, and events.id stays UNIQUE where ids are
+    // looked up and deduplicated (docs/performance.md, W3).
+    statements: [`ALTER TABLE ${S}.outbox DROP CONSTRAINT IF EXISTS outbox_event_id_key`],
+  },
 ];
 
 export const LATEST_PLATFORM_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

@@ -20,7 +20,8 @@ const ROWS_PER_STATEMENT = { pglite: 100, postgres: 500 } as const;
  * Eight array parameters unpacked by unnest (PostgreSQL, PGlite and
  * CockroachDB all take the multi-argument form) instead of 8 placeholders
  * per row: cheaper to build and to parse than 4,000 placeholders, and the
- * SQL text is the same whatever the row count.
+ * SQL text is the same whatever the row count (so it is prepared once per
+ * connection: the flush runs every 50 ms under load).
  */
 const INSERT_SQL = `INSERT INTO ${PLATFORM_SCHEMA}.audit (correlation_id, tenant_id, project_id, actor, operation_id, decision, reason_code, status)
   SELECT * FROM unnest($1::text[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::text[], $7::text[], $8::int[])`;
@@ -80,7 +81,7 @@ export class BufferedAuditWriter implements AuditSink {
       first = false;
       const batch = this.pending.splice(0, this.rowsPerStatement);
       try {
-        await this.db.query(INSERT_SQL, columns(batch));
+        await this.db.query(INSERT_SQL, columns(batch), 'plinth_audit_insert');
       } catch (err) {
         if (isConnectionError(err) && this.pending.length + batch.length <= MAX_PENDING) {
           // A database blip: keep the rows for the next flush instead of losing them.
