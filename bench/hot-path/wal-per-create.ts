@@ -10,9 +10,9 @@
  *   (/proc/<pid>/stat; the database must run on this machine).
  * Variants: `bare` (the baseline's INSERT), `before` (commit d329541's
  * statements: unprepared, FOR UPDATE + ON CONFLICT move, unique outbox.event_id),
- * `after` (this build's). Figures go to docs/performance.md ("W3").
+ * `prepared` (the same statements, prepared), `after` (this build's). Figures go to docs/performance.md ("W3").
  *
- *   node dist/bench/hot-path/wal-per-create.js            # bare, before, after, twice, alternating
+ *   node dist/bench/hot-path/wal-per-create.js            # every variant, twice, alternating
  *   BENCH_CREATES=6000 BENCH_VARIANTS=before,after BENCH_BY_RECORD=1 node dist/bench/hot-path/wal-per-create.js
  */
 import { readFileSync } from 'node:fs';
@@ -20,11 +20,11 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { migratePlatform, PgClient } from '../../storage/index.js';
 
-type Variant = 'bare' | 'before' | 'after';
+type Variant = 'bare' | 'before' | 'prepared' | 'after';
 const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const CREATES = Number(process.env.BENCH_CREATES ?? 6000);
 const CONNECTIONS = 10;
-const VARIANTS = (process.env.BENCH_VARIANTS ?? 'bare,before,after').split(',') as Variant[];
+const VARIANTS = (process.env.BENCH_VARIANTS ?? 'bare,before,prepared,after').split(',') as Variant[];
 const REPEAT = Number(process.env.BENCH_REPEAT ?? 2);
 const BY_RECORD = process.env.BENCH_BY_RECORD === '1';
 
@@ -50,7 +50,13 @@ const AUDIT = `INSERT INTO plinth.audit (correlation_id, tenant_id, project_id, 
 function cpuMs(pids: number[]): number {
   let ticks = 0;
   for (const pid of pids) {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    } catch {
+      continue; // a backend of the previous variant that was still exiting when listed
+    }
+    const fields = stat.split(') ')[1]!.split(' ');
     ticks += Number(fields[11]) + Number(fields[12]);
   }
   return ticks * 10;
@@ -67,7 +73,7 @@ async function setUp(url: string, variant: Variant): Promise<void> {
     status text NOT NULL CHECK (status IN ('open', 'paid', 'shipped', 'cancelled')), total numeric NOT NULL, qty int NOT NULL,
     "createdAt" timestamptz NOT NULL DEFAULT now(), "updatedAt" timestamptz NOT NULL DEFAULT now(), "concurrencyToken" uuid NOT NULL DEFAULT gen_random_uuid());
     CREATE INDEX ON app."Order" ("createdAt", id)`);
-  if (variant === 'before') await db.exec('ALTER TABLE plinth.outbox ADD CONSTRAINT outbox_event_id_key UNIQUE (event_id)');
+  if (variant === 'before' || variant === 'prepared') await db.exec('ALTER TABLE plinth.outbox ADD CONSTRAINT outbox_event_id_key UNIQUE (event_id)');
   await db.close();
 }
 
@@ -80,6 +86,7 @@ async function run(url: string, dbName: string, variant: Variant): Promise<void>
   const relaxed = new pg.Client({ connectionString: url, options: '-c synchronous_commit=off' });
   await relaxed.connect();
   const pool = new pg.Pool({ connectionString: url, max: CONNECTIONS });
+  pool.on('error', () => {}); // the final DROP DATABASE … WITH (FORCE) ends idle connections
   await Promise.all(Array.from({ length: CONNECTIONS }, () => pool.query('SELECT 1')));
   const self = Number((await admin.query<{ p: number }>('SELECT pg_backend_pid() AS p')).rows[0]!.p);
   const pids = (await admin.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = $1 AND pid <> $2', [dbName, self])).rows.map((r) => Number(r.pid));
@@ -90,7 +97,7 @@ async function run(url: string, dbName: string, variant: Variant): Promise<void>
   let audit: string[] = [];
   const mover = (async () => {
     for (;;) {
-      const n = variant === 'bare' ? 0 : (await relaxed.query<{ n: number }>(named('w3_move', variant === 'before' ? MOVE_BEFORE : MOVE_AFTER, []))).rows[0]!.n;
+      const n = variant === 'bare' ? 0 : (await relaxed.query<{ n: number }>(named('w3_move', variant === 'after' ? MOVE_AFTER : MOVE_BEFORE, []))).rows[0]!.n;
       if (!writing && n === 0) return;
       await new Promise((r) => setTimeout(r, 2));
     }
@@ -145,7 +152,7 @@ async function run(url: string, dbName: string, variant: Variant): Promise<void>
     by.set(key, e);
     total += Number(r.len);
   }
-  console.log(`${variant.padEnd(6)}: WAL ${Math.round(total / CREATES)} B/create (relation records; commit records excluded), backend CPU ${Math.round((cpu1 - cpu0) * 1000 / CREATES)} µs/create; ${CREATES} creates in ${ms} ms`);
+  console.log(`${variant.padEnd(8)}: WAL ${Math.round(total / CREATES)} B/create (relation records; commit records excluded), backend CPU ${Math.round((cpu1 - cpu0) * 1000 / CREATES)} µs/create; ${CREATES} creates in ${ms} ms`);
   for (const [k, e] of [...by].sort((a, b) => b[1].bytes - a[1].bytes)) {
     console.log(`    ${k.padEnd(56)} ${(e.n / CREATES).toFixed(2)} records, ${Math.round(e.bytes / CREATES)} B`);
   }
@@ -163,6 +170,9 @@ async function main(): Promise<void> {
   url.pathname = `/${dbName}`;
   try {
     for (let i = 0; i < REPEAT; i++) for (const v of VARIANTS) await run(url.toString(), dbName, v);
+  } catch (err) {
+    console.error('wal-per-create failed:', err);
+    process.exitCode = 1;
   } finally {
     await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
     await admin.end();
