@@ -118,6 +118,7 @@ export async function startNode(config: NodeConfig): Promise<RunningNode> {
   try {
     webhooks = new WebhookDispatcher(db, await SecretStore.open(db, config.secretsKey), log, {
       nodeId: config.nodeId, allowPrivateTargets: config.webhookAllowPrivateTargets, timeoutMs: config.webhookTimeoutMs, leaseMs: config.webhookClaimLeaseMs,
+      routeDb: derived,
     });
   } catch (err) {
     await cluster?.conn.close();

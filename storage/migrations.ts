@@ -8,6 +8,8 @@ interface Migration {
   name: string;
   /** One statement per entry: CockroachDB and pg's extended protocol take one at a time. */
   statements: string[];
+  /** CockroachDB's statements where its DDL differs from PostgreSQL's (e.g. a UNIQUE constraint is dropped as an index). */
+  cockroachStatements?: string[];
 }
 
 const S = PLATFORM_SCHEMA;
@@ -415,6 +417,16 @@ const MIGRATIONS: Migration[] = [
       `ALTER TABLE ${S}.audit ADD COLUMN field_masks jsonb NOT NULL DEFAULT '[]'::jsonb`,
     ],
   },
+  {
+    version: 14,
+    name: 'hot path: outbox without a second unique index on event_id',
+    // Every create writes one outbox row; its random event_id made each insert touch a random
+    // btree leaf (one more WAL record per create) for a uniqueness nothing relies on: outbox rows
+    // are found by seq, ids are fresh random UUIDs, and events.id stays UNIQUE where ids are
+    // looked up and deduplicated (docs/performance.md, W3).
+    statements: [`ALTER TABLE ${S}.outbox DROP CONSTRAINT IF EXISTS outbox_event_id_key`],
+    cockroachStatements: [`DROP INDEX IF EXISTS ${S}.outbox@outbox_event_id_key CASCADE`],
+  },
 ];
 
 export const LATEST_PLATFORM_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;
@@ -434,12 +446,15 @@ export async function migratePlatform(db: SqlClient): Promise<number[]> {
     (await db.query<{ version: number }>(`SELECT version FROM ${S}.schema_migrations`)).rows.map((r) => Number(r.version)),
   );
   const applied: number[] = [];
+  let cockroach: boolean | null = null;
   for (const m of MIGRATIONS) {
     if (done.has(m.version)) continue;
+    if (m.cockroachStatements !== undefined && cockroach === null) cockroach = await isCockroach(db);
+    const statements = cockroach === true && m.cockroachStatements !== undefined ? m.cockroachStatements : m.statements;
     try {
       await db.transaction(async (tx) => {
         await tx.query(`INSERT INTO ${S}.schema_migrations (version, name) VALUES ($1, $2)`, [m.version, m.name]);
-        for (const stmt of m.statements) await tx.query(stmt);
+        for (const stmt of statements) await tx.query(stmt);
       });
       applied.push(m.version);
     } catch (err) {
@@ -449,6 +464,12 @@ export async function migratePlatform(db: SqlClient): Promise<number[]> {
     }
   }
   return applied;
+}
+
+async function isCockroach(db: SqlClient): Promise<boolean> {
+  if (db.backend !== 'postgres') return false;
+  const v = await db.query<{ v: string }>('SELECT version() AS v');
+  return /cockroach/i.test(v.rows[0]?.v ?? '');
 }
 
 /**

@@ -1,4 +1,4 @@
-import { PLATFORM_SCHEMA, type SqlClient } from '../../storage/index.js';
+import { PLATFORM_SCHEMA, SQLSTATE, sqlstateOf, type SqlClient } from '../../storage/index.js';
 import type { Logger } from '../log.js';
 import type { OutboxKicker } from '../services.js';
 import { NO_EVENT_SINK, type EventSink } from './event-sink.js';
@@ -17,6 +17,8 @@ const PROJECT_MOVED = `INSERT INTO ${S}.events (id, type, tenant_id, project_id,
          jsonb_build_object('entity', entity, 'entityId', entity_id, 'changedFields', changed_fields, 'branch', branch)
   FROM moved ORDER BY seq
   ON CONFLICT (id) DO NOTHING`;
+/** PROJECT_MOVED for rows that cannot already be in the log (embedded move, see moveInSql). */
+const PROJECT_MOVED_NEW = PROJECT_MOVED.slice(0, PROJECT_MOVED.indexOf('\n  ON CONFLICT'));
 
 export interface OutboxProcessorOptions {
   /** Where batches are published before the rows are retired. Default: none (embedded: the SQL table is the log). */
@@ -161,15 +163,36 @@ export class OutboxProcessor implements OutboxKicker {
 
   /**
    * Embedded mode: the SQL table is the log, so nothing leaves the database: one
-   * statement locks, deletes and projects the oldest rows (one round trip and no
-   * row data through Node, instead of a four-statement transaction).
+   * statement deletes and projects the oldest rows (one round trip and no row data
+   * through Node, instead of a four-statement transaction). It is kept lean because
+   * it runs once per few creates (W3):
+   * - no `FOR UPDATE SKIP LOCKED`: the DELETE locks the rows itself, and a
+   *   concurrent mover (another process on the same database) blocks on them, then
+   *   finds them gone and returns nothing, so a row is still moved exactly once.
+   *   The explicit lock wrote one more WAL record per row.
+   * - no `ON CONFLICT`: every event id is a fresh random UUID and this statement
+   *   is the only way into the log, so a clash cannot come from a second move;
+   *   speculative insertion wrote one more WAL record per row. Should a clash
+   *   ever happen (23505), the batch is retried with `ON CONFLICT DO NOTHING`
+   *   instead of failing forever.
+   * - a prepared statement: planned once per connection.
    */
   private async moveInSql(): Promise<number> {
+    try {
+      return await this.moveInSqlWith(PROJECT_MOVED_NEW, 'plinth_outbox_move');
+    } catch (err) {
+      if (sqlstateOf(err) !== SQLSTATE.UNIQUE_VIOLATION) throw err;
+      this.log.warn('outbox move met an event id already in the log; moving the batch with ON CONFLICT DO NOTHING');
+      return this.moveInSqlWith(PROJECT_MOVED, 'plinth_outbox_move_dedupe');
+    }
+  }
+
+  private async moveInSqlWith(project: string, name: string): Promise<number> {
     const res = await this.db.query<{ n: number }>(
-      `WITH picked AS (SELECT seq FROM ${S}.outbox ORDER BY seq LIMIT ${this.batchSize} FOR UPDATE SKIP LOCKED),
-       moved AS (DELETE FROM ${S}.outbox WHERE seq IN (SELECT seq FROM picked) RETURNING ${MOVED_COLUMNS}),
-       projected AS (${PROJECT_MOVED} RETURNING 1)
+      `WITH moved AS (DELETE FROM ${S}.outbox WHERE seq IN (SELECT seq FROM ${S}.outbox ORDER BY seq LIMIT ${this.batchSize}) RETURNING ${MOVED_COLUMNS}),
+       projected AS (${project} RETURNING 1)
        SELECT (SELECT count(*) FROM moved)::int AS n`,
+      [], `${name}_${this.batchSize}`,
     );
     return res.rows[0]?.n ?? 0;
   }

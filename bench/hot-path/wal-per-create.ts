@@ -1,0 +1,182 @@
+/**
+ * WAL and database CPU per create (bench W3), independent of the machine's load:
+ * a scratch database gets the platform schema and an `Order` table; 10
+ * connections send the statements a create sends, while one
+ * `synchronous_commit = off` connection runs the embedded outbox move in a
+ * loop and an audit flush every 50 ms, as a node does. Then:
+ * - WAL per create: pg_walinspect's records over the run's LSN range,
+ *   attributed to this database's relations by their block reference;
+ * - backend CPU per create: user + system time of this database's backends
+ *   (/proc/<pid>/stat; the database must run on this machine).
+ * Variants: `bare` (the baseline's INSERT), `before` (commit d329541's
+ * statements: unprepared, FOR UPDATE + ON CONFLICT move, unique outbox.event_id),
+ * `prepared` (the same statements, prepared), `after` (this build's). Figures go to docs/performance.md ("W3").
+ *
+ *   node dist/bench/hot-path/wal-per-create.js            # every variant, twice, alternating
+ *   BENCH_CREATES=6000 BENCH_VARIANTS=before,after BENCH_BY_RECORD=1 node dist/bench/hot-path/wal-per-create.js
+ */
+import { readFileSync } from 'node:fs';
+import { randomBytes, randomUUID } from 'node:crypto';
+import pg from 'pg';
+import { migratePlatform, PgClient } from '../../storage/index.js';
+
+type Variant = 'bare' | 'before' | 'prepared' | 'after';
+const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const CREATES = Number(process.env.BENCH_CREATES ?? 6000);
+const CONNECTIONS = 10;
+const VARIANTS = (process.env.BENCH_VARIANTS ?? 'bare,before,prepared,after').split(',') as Variant[];
+const REPEAT = Number(process.env.BENCH_REPEAT ?? 2);
+const BY_RECORD = process.env.BENCH_BY_RECORD === '1';
+
+const TENANT = randomUUID();
+const PROJECT = randomUUID();
+const BARE = `INSERT INTO app."Order" ("customerName", status, total, qty) VALUES ($1, $2, $3, $4) RETURNING *`;
+const CREATE = `WITH w AS (INSERT INTO app."Order" ("customerName", status, total, qty) VALUES ($1, $2, $3, $4) RETURNING *),
+  ob AS (INSERT INTO plinth.outbox (event_id, type, tenant_id, project_id, branch, entity, entity_id, changed_fields, correlation_id, publication_version)
+  SELECT gen_random_uuid(), $5, $6::uuid, $7::uuid, $8, $9, w.id::text, $10::jsonb, $11, $12::bigint FROM w) SELECT * FROM w`;
+const MOVED = 'seq, event_id, type, tenant_id, project_id, branch, entity, entity_id, changed_fields, correlation_id, publication_version, occurred_at';
+const PROJECT_MOVED = `INSERT INTO plinth.events (id, type, tenant_id, project_id, entity, correlation_id, publication_version, occurred_at, data)
+  SELECT event_id, type, tenant_id, project_id, entity, correlation_id, publication_version, occurred_at,
+  jsonb_build_object('entity', entity, 'entityId', entity_id, 'changedFields', changed_fields, 'branch', branch) FROM moved ORDER BY seq`;
+const MOVE_BEFORE = `WITH picked AS (SELECT seq FROM plinth.outbox ORDER BY seq LIMIT 500 FOR UPDATE SKIP LOCKED),
+  moved AS (DELETE FROM plinth.outbox WHERE seq IN (SELECT seq FROM picked) RETURNING ${MOVED}),
+  projected AS (${PROJECT_MOVED} ON CONFLICT (id) DO NOTHING RETURNING 1) SELECT (SELECT count(*) FROM moved)::int AS n`;
+const MOVE_AFTER = `WITH moved AS (DELETE FROM plinth.outbox WHERE seq IN (SELECT seq FROM plinth.outbox ORDER BY seq LIMIT 500) RETURNING ${MOVED}),
+  projected AS (${PROJECT_MOVED} RETURNING 1) SELECT (SELECT count(*) FROM moved)::int AS n`;
+const AUDIT = `INSERT INTO plinth.audit (correlation_id, tenant_id, project_id, actor, operation_id, decision, reason_code, status)
+  SELECT * FROM unnest($1::text[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::text[], $7::text[], $8::int[])`;
+
+/** CPU ticks (user + system) of the given processes, in ms (USER_HZ = 100). */
+function cpuMs(pids: number[]): number {
+  let ticks = 0;
+  for (const pid of pids) {
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    } catch {
+      continue; // a backend of the previous variant that was still exiting when listed
+    }
+    const fields = stat.split(') ')[1]!.split(' ');
+    ticks += Number(fields[11]) + Number(fields[12]);
+  }
+  return ticks * 10;
+}
+
+async function setUp(url: string, variant: Variant): Promise<void> {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  await c.query('DROP SCHEMA IF EXISTS plinth CASCADE; DROP SCHEMA IF EXISTS app CASCADE; CREATE EXTENSION IF NOT EXISTS pg_walinspect');
+  await c.end();
+  const db = new PgClient({ connectionString: url, max: 1 });
+  await migratePlatform(db);
+  await db.exec(`CREATE SCHEMA app; CREATE TABLE app."Order" (id uuid PRIMARY KEY DEFAULT gen_random_uuid(), "customerName" text NOT NULL,
+    status text NOT NULL CHECK (status IN ('open', 'paid', 'shipped', 'cancelled')), total numeric NOT NULL, qty int NOT NULL,
+    "createdAt" timestamptz NOT NULL DEFAULT now(), "updatedAt" timestamptz NOT NULL DEFAULT now(), "concurrencyToken" uuid NOT NULL DEFAULT gen_random_uuid());
+    CREATE INDEX ON app."Order" ("createdAt", id)`);
+  if (variant === 'before' || variant === 'prepared') await db.exec('ALTER TABLE plinth.outbox ADD CONSTRAINT outbox_event_id_key UNIQUE (event_id)');
+  await db.close();
+}
+
+async function run(url: string, dbName: string, variant: Variant): Promise<void> {
+  await setUp(url, variant);
+  const prepared = variant !== 'before';
+  const named = (name: string, text: string, values: unknown[]): pg.QueryConfig => (prepared ? { name, text, values } : { text, values });
+  const admin = new pg.Client({ connectionString: url });
+  await admin.connect();
+  const relaxed = new pg.Client({ connectionString: url, options: '-c synchronous_commit=off' });
+  await relaxed.connect();
+  const pool = new pg.Pool({ connectionString: url, max: CONNECTIONS });
+  pool.on('error', () => {}); // the final DROP DATABASE … WITH (FORCE) ends idle connections
+  await Promise.all(Array.from({ length: CONNECTIONS }, () => pool.query('SELECT 1')));
+  const self = Number((await admin.query<{ p: number }>('SELECT pg_backend_pid() AS p')).rows[0]!.p);
+  const pids = (await admin.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = $1 AND pid <> $2', [dbName, self])).rows.map((r) => Number(r.pid));
+  const lsn0 = (await admin.query<{ l: string }>('SELECT pg_current_wal_insert_lsn()::text AS l')).rows[0]!.l;
+  const cpu0 = cpuMs(pids);
+  let started = 0;
+  let writing = true;
+  let audit: string[] = [];
+  const mover = (async () => {
+    for (;;) {
+      const n = variant === 'bare' ? 0 : (await relaxed.query<{ n: number }>(named('w3_move', variant === 'after' ? MOVE_AFTER : MOVE_BEFORE, []))).rows[0]!.n;
+      if (!writing && n === 0) return;
+      await new Promise((r) => setTimeout(r, 2));
+    }
+  })();
+  const flushAudit = async (): Promise<void> => {
+    const b = audit;
+    audit = [];
+    if (b.length === 0) return;
+    const all = <T>(v: T): T[] => b.map(() => v);
+    await relaxed.query(named('w3_audit', AUDIT, [b, all(TENANT), all(PROJECT), all('user:bench'), all('Entity.Order.Create'), all('Allow'), all('Ok'), all(201)]));
+  };
+  let flushing = Promise.resolve();
+  const flusher = setInterval(() => { flushing = flushing.then(flushAudit); }, 50);
+  const t0 = Date.now();
+  await Promise.all(Array.from({ length: CONNECTIONS }, async () => {
+    while (started++ < CREATES) {
+      const row = ['bench', 'open', '12.50', 3];
+      if (variant === 'bare') {
+        await pool.query(BARE, row);
+        continue;
+      }
+      const correlation = randomBytes(16).toString('hex');
+      await pool.query(named('w3_create', CREATE, [...row, 'entity.Order.created', TENANT, PROJECT, 'main', 'Order', JSON.stringify(['customerName', 'status', 'total', 'qty']), correlation, 1]));
+      audit.push(correlation);
+    }
+  }));
+  const ms = Date.now() - t0;
+  writing = false;
+  await mover;
+  clearInterval(flusher);
+  await (flushing = flushing.then(flushAudit));
+  const cpu1 = cpuMs(pids);
+  const lsn1 = (await admin.query<{ l: string }>('SELECT pg_current_wal_insert_lsn()::text AS l')).rows[0]!.l;
+  // pg_walinspect reads only flushed WAL; the WAL writer flushes within wal_writer_delay.
+  while (!(await admin.query<{ ok: boolean }>('SELECT pg_current_wal_flush_lsn() >= $1::pg_lsn AS ok', [lsn1])).rows[0]!.ok) await new Promise((r) => setTimeout(r, 50));
+  const oid = String((await admin.query<{ oid: number }>('SELECT oid FROM pg_database WHERE datname = $1', [dbName])).rows[0]!.oid);
+  const names = new Map((await admin.query<{ f: string; r: string }>(
+    `SELECT pg_relation_filenode(c.oid)::text AS f, n.nspname || '.' || c.relname AS r FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname IN ('plinth', 'app')`,
+  )).rows.map((r) => [r.f, r.r]));
+  const recs = (await admin.query<{ rm: string; rt: string; len: string; block_ref: string | null }>(
+    'SELECT resource_manager AS rm, record_type AS rt, record_length AS len, block_ref FROM pg_get_wal_records_info($1, $2)', [lsn0, lsn1],
+  )).rows;
+  const by = new Map<string, { n: number; bytes: number }>();
+  let total = 0;
+  for (const r of recs) {
+    const m = /rel \d+\/(\d+)\/(\d+)/.exec(r.block_ref ?? '');
+    if (m === null || m[1] !== oid) continue; // other databases' traffic (the machine is shared)
+    const key = `${names.get(m[2]!) ?? `rel ${m[2]}`}${BY_RECORD ? ` ${r.rm}/${r.rt}` : ''}`;
+    const e = by.get(key) ?? { n: 0, bytes: 0 };
+    e.n++;
+    e.bytes += Number(r.len);
+    by.set(key, e);
+    total += Number(r.len);
+  }
+  console.log(`${variant.padEnd(8)}: WAL ${Math.round(total / CREATES)} B/create (relation records; commit records excluded), backend CPU ${Math.round((cpu1 - cpu0) * 1000 / CREATES)} µs/create; ${CREATES} creates in ${ms} ms`);
+  for (const [k, e] of [...by].sort((a, b) => b[1].bytes - a[1].bytes)) {
+    console.log(`    ${k.padEnd(56)} ${(e.n / CREATES).toFixed(2)} records, ${Math.round(e.bytes / CREATES)} B`);
+  }
+  await pool.end();
+  await relaxed.end();
+  await admin.end();
+}
+
+async function main(): Promise<void> {
+  const dbName = `plinth_walbench_${randomBytes(4).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: ADMIN_URL });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${dbName}`);
+  const url = new URL(ADMIN_URL);
+  url.pathname = `/${dbName}`;
+  try {
+    for (let i = 0; i < REPEAT; i++) for (const v of VARIANTS) await run(url.toString(), dbName, v);
+  } catch (err) {
+    console.error('wal-per-create failed:', err);
+    process.exitCode = 1;
+  } finally {
+    await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
+    await admin.end();
+  }
+}
+
+await main();
