@@ -95,7 +95,9 @@ function scripts(dir: string, f: Fixture, bearer: string | null, tag: string): R
     W2: { method: 'GET', paths: STATUSES.map((s) => `${base}?${listQuery(s)}`), headers },
     W3: {
       method: 'POST', paths: [base], headers: { ...headers, 'Content-Type': 'application/json' },
-      bodies: Array.from({ length: 64 }, (_, i) => JSON.stringify(makeOrder(i, CREATED_PREFIX))),
+      // Created rows belong to the policy user like the seeded ones: W1P/W2P run after W3 in a
+      // segment, and rows outside the row filter sorted first would make W2P scan past them.
+      bodies: Array.from({ length: 64 }, (_, i) => JSON.stringify(makeOrder(i, CREATED_PREFIX, f.policyUser?.subjectId))),
     },
   };
   return { W1: writeScript(dir, `${tag}-W1`, w.W1), W2: writeScript(dir, `${tag}-W2`, w.W2), W3: writeScript(dir, `${tag}-W3`, w.W3) };
