@@ -415,6 +415,39 @@ const MIGRATIONS: Migration[] = [
       `ALTER TABLE ${S}.audit ADD COLUMN field_masks jsonb NOT NULL DEFAULT '[]'::jsonb`,
     ],
   },
+  {
+    version: 15,
+    name: 'usage metering: usage events and their rollups',
+    // Written by the buffered usage writer (runtime/usage/usage-writer.ts), read by the usage routes
+    // and by quotas. (project_id, kind, at) serves a quota's "sum in the window" and the kind filter;
+    // (project_id, at, id) serves the event listing's order and cursor. `rolled` marks events the
+    // BillingDrainRollup operator has added into usage_rollups; the partial index finds the rest.
+    statements: [
+      `CREATE TABLE ${S}.usage_events (
+        id bigserial PRIMARY KEY,
+        tenant_id uuid NOT NULL,
+        project_id uuid NOT NULL,
+        kind text NOT NULL,
+        quantity bigint NOT NULL,
+        at timestamptz NOT NULL,
+        operation_id text NOT NULL,
+        correlation_id text NOT NULL,
+        dimensions jsonb NULL,
+        rolled boolean NOT NULL DEFAULT false)`,
+      `CREATE INDEX usage_events_project_at_idx ON ${S}.usage_events (project_id, at, id)`,
+      `CREATE INDEX usage_events_project_kind_at_idx ON ${S}.usage_events (project_id, kind, at)`,
+      `CREATE INDEX usage_events_unrolled_idx ON ${S}.usage_events (project_id) WHERE NOT rolled`,
+      `CREATE INDEX usage_events_at_idx ON ${S}.usage_events (at)`,
+      `CREATE TABLE ${S}.usage_rollups (
+        project_id uuid NOT NULL,
+        kind text NOT NULL,
+        time_window text NOT NULL CHECK (time_window IN ('hour', 'day', 'calendar-month')),
+        window_start timestamptz NOT NULL,
+        dimensions_key text NOT NULL DEFAULT '',
+        quantity bigint NOT NULL,
+        PRIMARY KEY (project_id, time_window, kind, window_start, dimensions_key))`,
+    ],
+  },
 ];
 
 export const LATEST_PLATFORM_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

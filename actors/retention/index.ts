@@ -7,7 +7,7 @@ import { defineActor, type ActorDefinition } from '../define.js';
 import type { ActorSystem } from '../system.js';
 
 /** The spec's operator actors; one activation of each per cluster (key `main`). */
-export const SWEEPER_NAMES: SweeperName[] = ['ObservabilityDrainAudit', 'StagingTtlSweeper'];
+export const SWEEPER_NAMES: SweeperName[] = ['ObservabilityDrainAudit', 'StagingTtlSweeper', 'BillingDrainMetering'];
 export const sweeperId = (name: SweeperName): ActorId => new ActorId(name, 'main');
 
 export interface SweeperDeps {
