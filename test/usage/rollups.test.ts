@@ -127,11 +127,19 @@ forEachBackend('usage rollups', (backend: Backend) => {
     const bad = await subscribeOnce(url, headers, 'Nope');
     sockets.push(bad.ws);
     assert.equal(bad.reply.type, 'error');
-    const subs = await waitFor('the subscription event', async () => {
+    // An SSE subscription counts the same; one refused (unknown entity) does not.
+    const sseAbort = new AbortController();
+    const sse = await fetch(`${server.url}/api/realtime/sse?entity=Doc`, { headers, signal: sseAbort.signal });
+    assert.equal(sse.status, 200);
+    const badSse = await fetch(`${server.url}/api/realtime/sse?entity=Nope`, { headers });
+    assert.equal(badSse.status, 404);
+    await badSse.text();
+    const subs = await waitFor('the subscription events', async () => {
       const e = (await events()).filter((x) => x.kind === 'realtime.subscriptions');
-      return e.length > 0 ? e : undefined;
+      return e.length >= 2 ? e : undefined;
     });
-    assert.deepEqual(subs.map((e) => [e.operationId, e.quantity]), [['Realtime.Subscribe', 1]]);
+    sseAbort.abort();
+    assert.deepEqual(subs.map((e) => [e.operationId, e.quantity]).sort(), [['Realtime.Sse', 1], ['Realtime.Subscribe', 1]]);
   });
 
   it('meters each webhook delivery attempt that is made as 1 webhook.deliveries.monthly', async () => {
@@ -150,6 +158,8 @@ forEachBackend('usage rollups', (backend: Backend) => {
     // The event's correlation id is the write's that caused it.
     assert.equal(deliveries[0]!.correlationId, created.headers.get('x-service-correlation-id'));
     assert.deepEqual(deliveries[0]!.dimensions, { eventType: 'entity.Doc.created' });
+    // No more deliveries from here on: the next tests compare totals and want no background events.
+    expectStatus(await admin.delete(`/api/webhooks/endpoints/${ep.body.data.id as string}`), 204);
   });
 
   it('rollups equal the events before the operator ran, after it, and after a second run', async () => {
