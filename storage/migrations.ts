@@ -420,8 +420,8 @@ const MIGRATIONS: Migration[] = [
     name: 'usage metering: usage events and their rollups',
     // Written by the buffered usage writer (runtime/usage/usage-writer.ts), read by the usage routes
     // and by quotas. (project_id, kind, at) serves a quota's "sum in the window" and the kind filter;
-    // (project_id, at, id) serves the event listing's order and cursor. `rolled` marks events the
-    // BillingDrainRollup operator has added into usage_rollups; the partial index finds the rest.
+    // (project_id, at, id) serves the event listing's order and cursor; (at) the retention sweep.
+    // usage_rollup_cursor is BillingDrainRollup's high-water mark: events with id <= last_id are in usage_rollups.
     statements: [
       `CREATE TABLE ${S}.usage_events (
         id bigserial PRIMARY KEY,
@@ -432,12 +432,12 @@ const MIGRATIONS: Migration[] = [
         at timestamptz NOT NULL,
         operation_id text NOT NULL,
         correlation_id text NOT NULL,
-        dimensions jsonb NULL,
-        rolled boolean NOT NULL DEFAULT false)`,
+        dimensions jsonb NULL)`,
       `CREATE INDEX usage_events_project_at_idx ON ${S}.usage_events (project_id, at, id)`,
       `CREATE INDEX usage_events_project_kind_at_idx ON ${S}.usage_events (project_id, kind, at)`,
-      `CREATE INDEX usage_events_unrolled_idx ON ${S}.usage_events (project_id) WHERE NOT rolled`,
       `CREATE INDEX usage_events_at_idx ON ${S}.usage_events (at)`,
+      `CREATE TABLE ${S}.usage_rollup_cursor (id int PRIMARY KEY, last_id bigint NOT NULL)`,
+      `INSERT INTO ${S}.usage_rollup_cursor (id, last_id) VALUES (1, 0)`,
       `CREATE TABLE ${S}.usage_rollups (
         project_id uuid NOT NULL,
         kind text NOT NULL,

@@ -1,6 +1,6 @@
 import type { Logger } from '../../runtime/log.js';
 import { rollUpUsage, type RollupLimits, type RollupRun } from '../../runtime/usage/rollup.js';
-import type { SqlExecutor } from '../../storage/index.js';
+import type { SqlClient } from '../../storage/index.js';
 import { ActorId } from '../actor-id.js';
 import { defineActor, type ActorDefinition } from '../define.js';
 import type { ActorSystem } from '../system.js';
@@ -10,7 +10,7 @@ export const ROLLUP_ACTOR = 'BillingDrainRollup';
 export const rollupId = new ActorId(ROLLUP_ACTOR, 'main');
 
 interface RollupDeps {
-  db: SqlExecutor;
+  db: SqlClient;
   log: Logger;
   limits: Omit<RollupLimits, 'stopped'>;
   intervalMs: number;
@@ -39,8 +39,8 @@ async function run(ctx: { state: RollupState; id: ActorId; system: ActorSystem }
  * BillingDrainRollup: adds written usage events into usage_rollups. Handlers
  * run one at a time and the cluster transport keeps one activation, so one
  * node aggregates at a time; its state is only a coalescing hint, the
- * progress itself is in the table (runtime/usage/rollup.ts), so it can move
- * to any node and restart anywhere.
+ * progress itself (the high-water mark) is in the database
+ * (runtime/usage/rollup.ts), so it can move to any node and restart anywhere.
  */
 export const rollupActor: ActorDefinition<RollupState, RollupDeps> = defineActor<RollupState, RollupDeps>({
   kind: ROLLUP_ACTOR,
@@ -62,7 +62,7 @@ export const rollupActor: ActorDefinition<RollupState, RollupDeps> = defineActor
 
 export interface UsageRollupDriverOptions {
   system: ActorSystem;
-  db: SqlExecutor;
+  db: SqlClient;
   log: Logger;
   intervalMs: number;
   batchRows: number;

@@ -64,8 +64,8 @@ export function retentionRules(s: RetentionSettings): RetentionRule[] {
     {
       name: 'usage events', sweeper: 'BillingDrainMetering', table: 'usage_events', key: ['id'], tsColumn: 'at',
       retentionMs: s.usageEventRetentionMs ?? USAGE_EVENT_RETENTION_DEFAULT_MS,
-      // Only events BillingDrainRollup has added into usage_rollups: the rollups keep their totals for good.
-      onlyWhere: 'rolled',
+      // Only events BillingDrainRollup has added into usage_rollups (at or below its mark): the rollups keep their totals for good.
+      onlyWhere: `id <= (SELECT last_id FROM ${S}.usage_rollup_cursor WHERE id = 1)`,
     },
   ];
 }

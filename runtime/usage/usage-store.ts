@@ -90,8 +90,9 @@ export interface RollupView {
 
 /**
  * A project's usage per kind and window start, summed over dimensions: the
- * rolled-up rows plus the events the rollup operator has not reached yet, in
- * one statement (one snapshot), so totals always equal the events.
+ * rolled-up rows plus the events after the rollup's high-water mark, in one
+ * statement (one snapshot: the mark and the rollups it covers commit
+ * together), so totals always equal the events.
  */
 export async function readRollups(db: SqlExecutor, projectId: string, window: UsageWindow, kind: string | null, from: string | null, to: string | null): Promise<RollupView[]> {
   const params: unknown[] = [projectId, window, TRUNC_UNIT[window]];
@@ -103,7 +104,8 @@ export async function readRollups(db: SqlExecutor, projectId: string, window: Us
     `SELECT kind, window_start, sum(q)::text AS quantity FROM (
        SELECT kind, window_start, quantity AS q FROM ${S}.usage_rollups WHERE project_id = $1 AND time_window = $2${kindCond}
        UNION ALL
-       SELECT kind, date_trunc($3, at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC', quantity FROM ${S}.usage_events WHERE project_id = $1 AND NOT rolled${kindCond}
+       SELECT kind, date_trunc($3, at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC', quantity FROM ${S}.usage_events
+       WHERE project_id = $1 AND id > (SELECT last_id FROM ${S}.usage_rollup_cursor WHERE id = 1)${kindCond}
      ) x ${outer.length === 0 ? '' : `WHERE ${outer.join(' AND ')}`}
      GROUP BY kind, window_start ORDER BY window_start, kind`,
     params,

@@ -3,7 +3,7 @@
  * equal the events before and after the BillingDrainRollup operator ran (and
  * a second run adds nothing); a realtime subscription and each webhook
  * delivery attempt are metered; rolled-up events expire by the
- * BillingDrainMetering retention rule, unrolled ones never.
+ * BillingDrainMetering retention rule, those after the rollup's mark never.
  */
 import { after, before, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -171,7 +171,7 @@ forEachBackend('usage rollups', (backend: Backend) => {
     const evs = await events();
     const first = await server.node.usageRollup.rollUpNow();
     assert.ok(first.rolled >= evs.length, `rolled ${first.rolled} of ${evs.length}`);
-    const unrolled = await db().query<{ n: string }>(`SELECT count(*)::text AS n FROM plinth.usage_events WHERE project_id = $1 AND NOT rolled`, [projectId]);
+    const unrolled = await db().query<{ n: string }>(`SELECT count(*)::text AS n FROM plinth.usage_events WHERE project_id = $1 AND id > (SELECT last_id FROM plinth.usage_rollup_cursor)`, [projectId]);
     assert.equal(Number(unrolled.rows[0]!.n), 0);
     await assertRollupsEqualEvents();
     // Idempotent: a second run finds nothing and the totals do not move.
@@ -215,30 +215,31 @@ forEachBackend('usage rollups', (backend: Backend) => {
   });
 
   it('expires old events only once rolled up (BillingDrainMetering), and the rollups keep their totals', async () => {
-    const insert = (rolled: boolean, correlationId: string) => db().query(
-      `INSERT INTO plinth.usage_events (tenant_id, project_id, kind, quantity, at, operation_id, correlation_id, rolled)
-       VALUES ($1, $2, 'read.monthly', 7, now() - interval '120 days', 'Entity.Doc.List', $3, $4)`,
-      [tenantId, projectId, correlationId, rolled],
+    const insert = (correlationId: string) => db().query(
+      `INSERT INTO plinth.usage_events (tenant_id, project_id, kind, quantity, at, operation_id, correlation_id)
+       VALUES ($1, $2, 'read.monthly', 7, now() - interval '120 days', 'Entity.Doc.List', $3)`,
+      [tenantId, projectId, correlationId],
     );
-    await insert(false, 'old-unrolled');
-    const before = await rollups('calendar-month', '&kind=read.monthly');
-    await server.node.usageRollup.rollUpNow();
-    await insert(true, 'old-rolled-elsewhere');
     const count = async (c: string): Promise<number> =>
       Number((await db().query<{ n: string }>(`SELECT count(*)::text AS n FROM plinth.usage_events WHERE correlation_id = $1`, [c])).rows[0]!.n);
+    await insert('old-rolled');
+    await server.node.usageRollup.rollUpNow();
+    await insert('old-pending');
+    const before = await rollups('calendar-month', '&kind=read.monthly');
     const swept = await server.node.retention.sweepNow();
     const usageRule = swept.BillingDrainMetering.find((r) => r.rule === 'usage events');
-    assert.equal(usageRule?.deleted, 2, JSON.stringify(swept.BillingDrainMetering));
-    assert.equal(await count('old-unrolled'), 0);
-    assert.equal(await count('old-rolled-elsewhere'), 0);
-    // The old event's month shows its 7 units before and after the event itself is gone: the rollup keeps them.
+    assert.equal(usageRule?.deleted, 1, JSON.stringify(swept.BillingDrainMetering));
+    assert.equal(await count('old-rolled'), 0);
+    assert.equal(await count('old-pending'), 1, 'an event the rollup has not reached is never swept');
+    // The old month shows 14 units before and after the rolled event itself is gone: its rollup keeps them.
     const after = await rollups('calendar-month', '&kind=read.monthly');
     assert.deepEqual(after, before);
-    const oldMonth = [...after.entries()].filter(([k]) => !k.endsWith(`|${new Date(Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), 1)).toISOString()}`));
-    assert.deepEqual(oldMonth.map(([, v]) => v), [7]);
-    // An unrolled old event is never swept.
-    await insert(false, 'old-pending');
+    const thisMonth = `|${new Date(Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), 1)).toISOString()}`;
+    assert.deepEqual([...after.entries()].filter(([k]) => !k.endsWith(thisMonth)).map(([, v]) => v), [14]);
+    // Once rolled up, it goes too, and the totals still stand.
+    await server.node.usageRollup.rollUpNow();
     await server.node.retention.sweepNow();
-    assert.equal(await count('old-pending'), 1);
+    assert.equal(await count('old-pending'), 0);
+    assert.deepEqual(await rollups('calendar-month', '&kind=read.monthly'), before);
   });
 });
