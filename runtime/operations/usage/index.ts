@@ -86,8 +86,9 @@ export const USAGE_SPECS = {
   /** `GET /api/Usage/{projectId}/events?kind=&operationId=&from=&to=&pageSize=&cursor=`. */
   events: usageOp('Usage.Events.List', 'none', listEvents),
   /** `GET /api/usage/events` with the scope headers. */
-  scopedEvents: usageOp('Usage.Events.List', 'project', listEvents),
+  scopedEvents: usageOp('Usage.Events.ListScoped', 'project', listEvents),
   /** `GET /api/Usage/{projectId}/rollups?window=&kind=&from=&to=`. */
   rollups: usageOp('Usage.Rollups.List', 'none', listRollups),
-  scopedRollups: usageOp('Usage.Rollups.List', 'project', listRollups),
+  /** `GET /api/usage/rollups` with the scope headers. */
+  scopedRollups: usageOp('Usage.Rollups.ListScoped', 'project', listRollups),
 };
