@@ -1,5 +1,5 @@
 import { PLATFORM_SCHEMA, type SqlExecutor } from '../../storage/index.js';
-import { TRUNC_UNIT, type UsageWindow } from './windows.js';
+import { TRUNC_UNIT, windowStart, type UsageWindow } from './windows.js';
 
 const S = PLATFORM_SCHEMA;
 
@@ -79,6 +79,11 @@ export async function usageSince(db: SqlExecutor, projectId: string, kind: strin
     params,
   );
   return Number(res.rows[0]?.used ?? 0);
+}
+
+/** Units of `kind` used in the current `window` (UTC) containing `now`: usageSince from the window's start. */
+export function usageInWindow(db: SqlExecutor, projectId: string, kind: string, window: UsageWindow, now: Date = new Date(), dimensions?: Readonly<Record<string, string>>): Promise<number> {
+  return usageSince(db, projectId, kind, windowStart(window, now), dimensions);
 }
 
 export interface RollupView {

@@ -11,7 +11,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from '../../runtime/log.js';
 import type { UsageEvent } from '../../runtime/services.js';
 import { BufferedUsageWriter } from '../../runtime/usage/usage-writer.js';
-import { usageSince } from '../../runtime/usage/usage-store.js';
+import { usageInWindow, usageSince } from '../../runtime/usage/usage-store.js';
 import { nextWindowStart, windowStart } from '../../runtime/usage/windows.js';
 import { migratePlatform, PgClient, PgliteClient, type SqlClient } from '../../storage/index.js';
 import { createTestDatabase, forEachBackend, type Backend } from '../support/server.js';
@@ -109,6 +109,7 @@ forEachBackend('usage writer', (backend: Backend) => {
     assert.equal(await usageSince(db, project, 'read.monthly', start, { entity: 'Doc' }), 2);
     assert.equal(await usageSince(db, project, 'write.monthly', start), 9);
     assert.equal(await usageSince(db, project, 'realtime.subscriptions', start), 0);
+    assert.equal(await usageInWindow(db, project, 'read.monthly', 'calendar-month', now), 6);
     assert.equal(nextWindowStart('calendar-month', new Date('2026-12-31T23:59:59Z')).toISOString(), '2027-01-01T00:00:00.000Z');
     assert.equal(nextWindowStart('hour', new Date('2026-02-28T23:30:00Z')).toISOString(), '2026-03-01T00:00:00.000Z');
     assert.equal(windowStart('day', new Date('2026-02-28T23:30:00Z')).toISOString(), '2026-02-28T00:00:00.000Z');
