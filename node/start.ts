@@ -50,7 +50,7 @@ export interface RunningNode {
   retention: RetentionDriver;
   /** BillingDrainRollup's driver (tests and operators: rollUpNow()). */
   usageRollup: UsageRollupDriver;
-  /** Graceful stop: stop accepting, drain in-flight requests, flush outbox and audit, close storage. */
+  /** Graceful stop: stop accepting, drain in-flight requests, flush outbox, audit and usage, close storage. */
   stop(): Promise<void>;
 }
 

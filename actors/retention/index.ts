@@ -93,7 +93,7 @@ export interface RetentionDriverOptions {
 }
 
 /**
- * Registers both sweepers on this node's actor system and, on every node,
+ * Registers the sweepers on this node's actor system and, on every node,
  * tells them on a timer. Where they run is the transport's business: in
  * cluster mode the lease holder of `ObservabilityDrainAudit/main` sweeps audit,
  * whichever node's timer fired.

@@ -2,7 +2,7 @@ import { PLATFORM_SCHEMA } from '../../storage/index.js';
 
 const S = PLATFORM_SCHEMA;
 
-/** The two operator actors of the spec that sweep evidence; each owns the rules naming it. */
+/** The operator actors of the spec that sweep evidence; each owns the rules naming it. */
 export type SweeperName = 'ObservabilityDrainAudit' | 'StagingTtlSweeper' | 'BillingDrainMetering';
 
 /** How long each kind of row is kept, in ms; 0 keeps it forever. From node/config.ts. */
