@@ -64,6 +64,10 @@ export interface NodeConfig {
   eventRetentionMs: number;
   /** WEBHOOK_DELIVERY_RETENTION_DAYS: succeeded and dead-lettered deliveries older than this (last update) are deleted; 0 keeps them. Default 30. */
   webhookDeliveryRetentionMs: number;
+  /** USAGE_EVENT_RETENTION_DAYS: usage events older than this (and already rolled up) are deleted; 0 keeps them. Default 90, at least 32 (quotas sum a calendar month from the events). */
+  usageEventRetentionMs: number;
+  /** USAGE_ROLLUP_INTERVAL_MS: how often BillingDrainRollup adds new usage events into the rollups. Default 5 s. */
+  usageRollupIntervalMs: number;
   /** RETENTION_SWEEP_INTERVAL_MS: how often the retention sweepers run. Default 60 s. */
   retentionSweepIntervalMs: number;
   /** RETENTION_BATCH_ROWS: rows per retention DELETE. Default 5,000 on PostgreSQL, 1,000 on PGlite (one connection). */
@@ -166,6 +170,13 @@ const DAY_MS = 24 * HOUR_MS;
 const retentionDays = (env: NodeJS.ProcessEnv, name: string, fallbackMs: number): number =>
   env[name] === undefined || env[name] === '' ? fallbackMs : int(env, name, 0, 0, 36_500) * DAY_MS;
 
+/** Usage events are the ledger quotas sum a calendar month from: keeping fewer than 32 days would undercount. */
+function usageRetention(env: NodeJS.ProcessEnv): number {
+  const ms = retentionDays(env, 'USAGE_EVENT_RETENTION_DAYS', 90 * DAY_MS);
+  if (ms !== 0 && ms < 32 * DAY_MS) throw new InvalidConfig('USAGE_EVENT_RETENTION_DAYS', 'must be 0 (keep) or at least 32 days');
+  return ms;
+}
+
 function secretsKey(env: NodeJS.ProcessEnv): Buffer | null {
   const v = text(env, 'SERVICE_SECRETS_KEY');
   if (v === null) return null;
@@ -221,6 +232,8 @@ export function parseConfig(env: NodeJS.ProcessEnv = process.env): NodeConfig {
     // The SQL projection keeps what the JetStream log keeps unless told otherwise.
     eventRetentionMs: retentionDays(env, 'EVENT_RETENTION_DAYS', int(env, 'EVENT_STREAM_MAX_AGE_HOURS', 168, 1, 24 * 3650) * HOUR_MS),
     webhookDeliveryRetentionMs: retentionDays(env, 'WEBHOOK_DELIVERY_RETENTION_DAYS', 30 * DAY_MS),
+    usageEventRetentionMs: usageRetention(env),
+    usageRollupIntervalMs: int(env, 'USAGE_ROLLUP_INTERVAL_MS', 5_000, 100, 3_600_000),
     retentionSweepIntervalMs: int(env, 'RETENTION_SWEEP_INTERVAL_MS', 60_000, 1_000, 86_400_000),
     // PGlite is one connection: a 5,000-row DELETE holds every request for ~50 ms, 1,000 for ~20 ms (docs/performance.md).
     retentionBatchRows: int(env, 'RETENTION_BATCH_ROWS', databaseUrl === null ? 1_000 : 5_000, 1, 100_000),

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { ActorSystem } from '../actors/index.js';
 import { projectActor } from '../actors/project/index.js';
 import { RetentionDriver } from '../actors/retention/index.js';
+import { UsageRollupDriver } from '../actors/usage/index.js';
 import { tenantActor } from '../actors/tenant/index.js';
 import { startHttpServer, type HttpServer } from '../adapters/rest/server.js';
 import { route } from '../adapters/rest/router.js';
@@ -16,6 +17,7 @@ import { defaultHashConcurrency, passwordHashGate } from '../runtime/identity/ha
 import { LoginThrottle } from '../runtime/identity/login-throttle.js';
 import { createLogger, type Logger } from '../runtime/log.js';
 import { BufferedAuditWriter } from '../runtime/pipeline/audit-writer.js';
+import { BufferedUsageWriter } from '../runtime/usage/usage-writer.js';
 import { PublicationRegistry } from '../runtime/publication/registry.js';
 import type { EventTailSource } from '../runtime/events/event-tail.js';
 import { SqlEventTail } from '../runtime/events/event-tail.js';
@@ -46,7 +48,9 @@ export interface RunningNode {
   services: Services;
   /** The retention sweepers' driver (tests and operators: sweepNow()). */
   retention: RetentionDriver;
-  /** Graceful stop: stop accepting, drain in-flight requests, flush outbox and audit, close storage. */
+  /** BillingDrainRollup's driver (tests and operators: rollUpNow()). */
+  usageRollup: UsageRollupDriver;
+  /** Graceful stop: stop accepting, drain in-flight requests, flush outbox, audit and usage, close storage. */
   stop(): Promise<void>;
 }
 
@@ -113,12 +117,17 @@ export async function startNode(config: NodeConfig): Promise<RunningNode> {
     system: actors, db, log, rules: retentionRules(config), intervalMs: config.retentionSweepIntervalMs,
     batchRows: config.retentionBatchRows, pauseMs: config.retentionBatchPauseMs,
   });
+  // Usage events are derived evidence like audit rows: relaxed durability (ADR 0006), flushed on stop.
+  const usage = new BufferedUsageWriter(derived, log);
+  const usageRollup = new UsageRollupDriver({
+    system: actors, db, log, intervalMs: config.usageRollupIntervalMs, batchRows: config.retentionBatchRows, pauseMs: config.retentionBatchPauseMs,
+  });
 
   let webhooks: WebhookDispatcher;
   try {
     webhooks = new WebhookDispatcher(db, await SecretStore.open(db, config.secretsKey), log, {
       nodeId: config.nodeId, allowPrivateTargets: config.webhookAllowPrivateTargets, timeoutMs: config.webhookTimeoutMs, leaseMs: config.webhookClaimLeaseMs,
-      routeDb: derived,
+      routeDb: derived, usage,
     });
   } catch (err) {
     await cluster?.conn.close();
@@ -156,7 +165,7 @@ export async function startNode(config: NodeConfig): Promise<RunningNode> {
     tokens: new JwtTokenVerifier(db),
     apiKeys,
     scopes, publications, grants, governance,
-    audit, outbox, eventTail,
+    audit, outbox, eventTail, usage,
     control: new ActorControlPlane(actors),
     limits: { maxPageSize: config.maxPageSize, maxBatchRows: config.maxBatchRows, idempotencyRetentionMs: config.idempotencyRetentionMs },
     node,
@@ -201,6 +210,7 @@ export async function startNode(config: NodeConfig): Promise<RunningNode> {
   outbox.start();
   webhooks.start();
   retention.start();
+  usageRollup.start();
 
   let stopping: Promise<void> | null = null;
   const stop = (): Promise<void> => {
@@ -215,10 +225,12 @@ export async function startNode(config: NodeConfig): Promise<RunningNode> {
       // Stop claiming deliveries and let the sends in flight finish (bounded).
       await webhooks.stop();
       retention.stop();
+      usageRollup.stop();
       // Deactivates actors and, in cluster mode, hands their leases back at once.
       await actors.stop();
       await cluster?.membership.stop();
       await audit.flush();
+      await usage.flush();
       services.realtime?.close();
       cluster?.bus.close();
       http.close();
@@ -228,5 +240,5 @@ export async function startNode(config: NodeConfig): Promise<RunningNode> {
     })();
     return stopping;
   };
-  return { url: node.url, port: http.port, admin, storage: cluster === null ? label : `${label}, cluster over NATS`, log, services, retention, stop };
+  return { url: node.url, port: http.port, admin, storage: cluster === null ? label : `${label}, cluster over NATS`, log, services, retention, usageRollup, stop };
 }

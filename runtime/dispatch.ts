@@ -9,6 +9,7 @@ import { evaluateRowPolicy } from './pipeline/row-policy.js';
 import { recordEvidence } from './pipeline/evidence.js';
 import { resolveScope } from './pipeline/resolve-scope.js';
 import type { Services } from './services.js';
+import { meterOperation } from './usage/meter.js';
 
 export type Outcome = { ok: true; result: Result } | { ok: false; error: ServiceError };
 
@@ -38,6 +39,7 @@ export async function dispatch(inv: Invocation, services: Services): Promise<Out
     ctx.trace.stage = 6;
     const result = await inv.operation.execute(ctx);
     recordEvidence(ctx, result.status, null); // 6
+    meterOperation(ctx, result); // usage: only what was executed consumes (runtime/usage/meter.ts)
     return { ok: true, result };
   } catch (err) {
     const error = maskError(err, inv.correlationId, services.log);

@@ -7,7 +7,7 @@ import { defineActor, type ActorDefinition } from '../define.js';
 import type { ActorSystem } from '../system.js';
 
 /** The spec's operator actors; one activation of each per cluster (key `main`). */
-export const SWEEPER_NAMES: SweeperName[] = ['ObservabilityDrainAudit', 'StagingTtlSweeper'];
+export const SWEEPER_NAMES: SweeperName[] = ['ObservabilityDrainAudit', 'StagingTtlSweeper', 'BillingDrainMetering'];
 export const sweeperId = (name: SweeperName): ActorId => new ActorId(name, 'main');
 
 export interface SweeperDeps {
@@ -93,7 +93,7 @@ export interface RetentionDriverOptions {
 }
 
 /**
- * Registers both sweepers on this node's actor system and, on every node,
+ * Registers the sweepers on this node's actor system and, on every node,
  * tells them on a timer. Where they run is the transport's business: in
  * cluster mode the lease holder of `ObservabilityDrainAudit/main` sweeps audit,
  * whichever node's timer fired.

@@ -11,6 +11,7 @@ import { MFA_SPECS } from '../../runtime/operations/identity/mfa.js';
 import { STEP_UP_SPECS } from '../../runtime/operations/identity/step-up.js';
 import { REALTIME_SPECS } from '../../runtime/operations/realtime/index.js';
 import { AUDIT_SPECS } from '../../runtime/operations/control/audit.js';
+import { USAGE_SPECS } from '../../runtime/operations/usage/index.js';
 import { INBOUND_WEBHOOK_SPECS } from '../../runtime/operations/webhooks/inbound.js';
 import { WEBHOOK_DIAGNOSTICS_SPECS } from '../../runtime/operations/webhooks/diagnostics.js';
 import { OUTBOUND_WEBHOOK_SPECS as OW } from '../../runtime/operations/webhooks/outbound.js';
@@ -157,6 +158,12 @@ export const STATIC_ROUTES: StaticRoute[] = [
 
   { method: 'GET', path: 'audit', spec: AUDIT_SPECS.list },
   { method: 'GET', path: 'audit/tail', spec: AUDIT_SPECS.tail },
+
+  // Usage metering (docs/usage.md); quotas and summary are registered next to these.
+  { method: 'GET', path: 'Usage/:projectId/events', spec: USAGE_SPECS.events },
+  { method: 'GET', path: 'Usage/:projectId/rollups', spec: USAGE_SPECS.rollups },
+  { method: 'GET', path: 'usage/events', spec: USAGE_SPECS.scopedEvents },
+  { method: 'GET', path: 'usage/rollups', spec: USAGE_SPECS.scopedRollups },
 
   // Explainability (POST Explainability/access is registered with row policy).
   { method: 'GET', path: 'Explainability/access', spec: EXPLAIN_ACCESS_READ_SPEC },

@@ -2,8 +2,8 @@ import { PLATFORM_SCHEMA } from '../../storage/index.js';
 
 const S = PLATFORM_SCHEMA;
 
-/** The two operator actors of the spec that sweep evidence; each owns the rules naming it. */
-export type SweeperName = 'ObservabilityDrainAudit' | 'StagingTtlSweeper';
+/** The operator actors of the spec that sweep evidence; each owns the rules naming it. */
+export type SweeperName = 'ObservabilityDrainAudit' | 'StagingTtlSweeper' | 'BillingDrainMetering';
 
 /** How long each kind of row is kept, in ms; 0 keeps it forever. From node/config.ts. */
 export interface RetentionSettings {
@@ -11,7 +11,12 @@ export interface RetentionSettings {
   eventRetentionMs: number;
   idempotencyRetentionMs: number;
   webhookDeliveryRetentionMs: number;
+  /** Absent: USAGE_EVENT_RETENTION_DEFAULT_MS. */
+  usageEventRetentionMs?: number;
 }
+
+/** Usage events are kept 90 days by default: longer than any calendar month a quota sums over. */
+export const USAGE_EVENT_RETENTION_DEFAULT_MS = 90 * 86_400_000;
 
 /**
  * One table's retention: rows whose `tsColumn` is older than `retentionMs`
@@ -55,6 +60,12 @@ export function retentionRules(s: RetentionSettings): RetentionRule[] {
       retentionMs: s.webhookDeliveryRetentionMs,
       // Only finished deliveries; pending and retrying ones are live work. Matches the partial index.
       onlyWhere: `state IN ('Succeeded', 'DeadLettered')`,
+    },
+    {
+      name: 'usage events', sweeper: 'BillingDrainMetering', table: 'usage_events', key: ['id'], tsColumn: 'at',
+      retentionMs: s.usageEventRetentionMs ?? USAGE_EVENT_RETENTION_DEFAULT_MS,
+      // Only events BillingDrainRollup has added into usage_rollups (at or below its mark): the rollups keep their totals for good.
+      onlyWhere: `id <= (SELECT last_id FROM ${S}.usage_rollup_cursor WHERE id = 1)`,
     },
   ];
 }

@@ -3,6 +3,7 @@ import { PLATFORM_SCHEMA, type SqlClient } from '../../../storage/index.js';
 import type { EventEnvelope } from '../../events/event-store.js';
 import type { Logger } from '../../log.js';
 import type { SecretStore } from '../../secrets/index.js';
+import type { UsageSink } from '../../services.js';
 import { matches, type EndpointFilter } from './matching.js';
 import { checkTarget } from './url-guard.js';
 
@@ -30,6 +31,8 @@ export interface DispatcherOptions {
    * delivery is only sent after a synchronous claim, which makes its route durable first.
    */
   routeDb?: SqlClient;
+  /** Where each attempt that sends a request is metered (`webhook.deliveries.monthly`); absent: not metered. */
+  usage?: UsageSink;
 }
 
 /** What operations need from the running webhook machinery (Services.webhooks). */
@@ -66,6 +69,7 @@ interface EndpointRow { id: string; project_id: string; event_type_filter: strin
 interface EventRow extends EventEnvelope { seq: string }
 interface ClaimRow {
   id: string; event_id: string; payload: unknown; attempts: unknown[]; attempt_limit: number; claim_token: string;
+  project_id: string; tenant_id: string | null; event_type: string;
   url: string; secret_id: string; sealed_secret: string | null; base_delay_ms: number;
 }
 
@@ -238,9 +242,10 @@ export class WebhookDispatcher implements OutboundWebhooks {
        claimed AS (
          UPDATE ${S}.webhook_deliveries d SET state = 'Claimed', claimed_until = now() + ($1::int * interval '1 millisecond'), claim_token = gen_random_uuid(), updated_at = now()
          FROM due WHERE d.id = due.id
-         RETURNING d.id, d.endpoint_id, d.event_id, d.payload, d.attempts, d.attempt_limit, d.claim_token)
-       SELECT c.*, ep.url, ep.secret_id, sec.sealed AS sealed_secret, ep.base_delay_ms
-       FROM claimed c JOIN ${S}.webhook_endpoints ep ON ep.id = c.endpoint_id LEFT JOIN ${S}.secrets sec ON sec.id = ep.secret_id`, [this.leaseMs],
+         RETURNING d.id, d.endpoint_id, d.event_id, d.event_type, d.project_id, d.payload, d.attempts, d.attempt_limit, d.claim_token)
+       SELECT c.*, p.tenant_id, ep.url, ep.secret_id, sec.sealed AS sealed_secret, ep.base_delay_ms
+       FROM claimed c JOIN ${S}.webhook_endpoints ep ON ep.id = c.endpoint_id LEFT JOIN ${S}.projects p ON p.id = c.project_id
+         LEFT JOIN ${S}.secrets sec ON sec.id = ep.secret_id`, [this.leaseMs],
     )).rows;
     if (claimed.length === 0) return 0;
     const round = Promise.all(claimed.map((row) => this.send(row)));
@@ -262,6 +267,21 @@ export class WebhookDispatcher implements OutboundWebhooks {
     return claimed.length;
   }
 
+  /**
+   * One `webhook.deliveries.monthly` unit per attempt that sends a request
+   * (an attempt refused before sending, by the target guard or a missing
+   * secret, consumes nothing). The correlation id is the event's.
+   */
+  private meter(row: ClaimRow, at: string): void {
+    if (this.opts.usage === undefined || row.tenant_id === null) return;
+    const data = (row.payload as { data?: { correlationId?: unknown } } | null)?.data;
+    this.opts.usage.record({
+      tenantId: row.tenant_id, projectId: row.project_id, kind: 'webhook.deliveries.monthly', quantity: 1, at,
+      operationId: 'Webhook.Delivery', correlationId: typeof data?.correlationId === 'string' ? data.correlationId : row.event_id,
+      dimensions: { eventType: row.event_type },
+    });
+  }
+
   /** Sends one attempt; never throws (a failure is the attempt's outcome). */
   private async send(row: ClaimRow): Promise<AttemptOutcome> {
     const started = Date.now();
@@ -274,6 +294,7 @@ export class WebhookDispatcher implements OutboundWebhooks {
       if (row.sealed_secret === null) throw new Error('signing secret missing');
       const secret = this.secrets.unseal(row.secret_id, row.sealed_secret);
       const raw = JSON.stringify(row.payload);
+      this.meter(row, at);
       const res = await fetch(url, {
         method: 'POST',
         redirect: 'manual',

@@ -1,0 +1,94 @@
+import { readProject } from '../../control/project-store.js';
+import { notFound, validationFailed } from '../../errors/service-error.js';
+import { listUsageEvents, readRollups } from '../../usage/usage-store.js';
+import { isUsageWindow, type UsageWindow } from '../../usage/windows.js';
+import { list } from '../envelopes.js';
+import { logPageSize } from '../log-paging.js';
+import { noGrants, type OperationContext, type OperationSpec } from '../types.js';
+
+const MAX_BIGINT = 9223372036854775807n;
+/** ISO 8601 UTC-or-offset date or date-time; anything else is refused before SQL sees it. */
+const INSTANT = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}:\d{2}))?$/;
+const KIND = /^[a-z][a-z0-9_.-]{0,99}$/;
+const OPERATION_ID = /^[A-Za-z][A-Za-z0-9_.-]{0,199}$/;
+
+function instant(ctx: OperationContext, name: string): string | null {
+  const v = ctx.inv.query.get(name);
+  if (v === undefined) return null;
+  if (!INSTANT.test(v) || Number.isNaN(Date.parse(v))) throw validationFailed('Usage.InvalidInstant', `${name} must be an ISO 8601 date-time`, name);
+  return new Date(v).toISOString();
+}
+
+function matching(ctx: OperationContext, name: string, pattern: RegExp, reason: string): string | null {
+  const v = ctx.inv.query.get(name);
+  if (v === undefined) return null;
+  if (!pattern.test(v)) throw validationFailed(reason, `${name} is malformed`, name);
+  return v;
+}
+
+/** Cursors are base64url of `<at ISO>|<id>`, the last event of the page: opaque to clients, checked strictly here. */
+const encodeCursor = (at: string, id: string): string => Buffer.from(`${at}|${id}`).toString('base64url');
+
+function decodeCursor(text: string | undefined): { at: string; id: string } | null {
+  if (text === undefined || text === '') return null;
+  const bad = (): never => {
+    throw validationFailed('Query.InvalidCursor', 'cursor is malformed', 'cursor');
+  };
+  const [at, id, rest] = Buffer.from(text, 'base64url').toString('utf8').split('|');
+  if (rest !== undefined || at === undefined || id === undefined || !/^\d{1,19}$/.test(id) || BigInt(id) > MAX_BIGINT) return bad();
+  if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/.test(at) || Number.isNaN(Date.parse(at))) return bad();
+  return { at, id };
+}
+
+/** The project a usage route reads: the path's `{projectId}` (admin, no scope headers) or the scope headers' project. */
+async function projectOf(ctx: OperationContext): Promise<string> {
+  if (ctx.scope !== null) return ctx.scope.project.id;
+  const project = await readProject(ctx.services.db, null, ctx.inv.params.projectId ?? '');
+  if (project === null) throw notFound('Project.NotFound', 'project not found');
+  return project.id;
+}
+
+const listEvents = async (ctx: OperationContext) => {
+  const q = ctx.inv.query;
+  const pageSize = logPageSize(ctx);
+  const filters = {
+    kind: matching(ctx, 'kind', KIND, 'Usage.InvalidKind'),
+    operationId: matching(ctx, 'operationId', OPERATION_ID, 'Usage.InvalidOperationId'),
+    from: instant(ctx, 'from'),
+    to: instant(ctx, 'to'),
+  };
+  const after = decodeCursor(q.get('cursor'));
+  const projectId = await projectOf(ctx);
+  const res = await listUsageEvents(ctx.services.db, projectId, { ...filters, after, pageSize });
+  const last = res.rows[res.rows.length - 1];
+  return list(ctx, res.rows, { number: 1, size: pageSize, ...(res.more && last !== undefined ? { next: encodeCursor(last.at, last.id) } : {}) });
+};
+
+const listRollups = async (ctx: OperationContext) => {
+  const w = ctx.inv.query.get('window') ?? 'calendar-month';
+  if (!isUsageWindow(w)) throw validationFailed('Usage.InvalidWindow', "window is one of 'hour', 'day', 'calendar-month'", 'window');
+  const kind = matching(ctx, 'kind', KIND, 'Usage.InvalidKind');
+  const from = instant(ctx, 'from');
+  const to = instant(ctx, 'to');
+  const projectId = await projectOf(ctx);
+  const rows = await readRollups(ctx.services.db, projectId, w as UsageWindow, kind, from, to);
+  return { status: 200, body: { data: rows, meta: { correlationId: ctx.inv.correlationId } } };
+};
+
+/**
+ * Usage of a project: admin only (a project's own users do not read its
+ * metering). Usage routes are not metered themselves (runtime/usage/meter.ts
+ * meters entity and realtime operations only).
+ */
+const usageOp = (id: string, scope: 'none' | 'project', execute: OperationSpec['execute']): OperationSpec => ({ id, authn: 'admin', scope, grants: noGrants, execute });
+
+export const USAGE_SPECS = {
+  /** `GET /api/Usage/{projectId}/events?kind=&operationId=&from=&to=&pageSize=&cursor=`. */
+  events: usageOp('Usage.Events.List', 'none', listEvents),
+  /** `GET /api/usage/events` with the scope headers. */
+  scopedEvents: usageOp('Usage.Events.ListScoped', 'project', listEvents),
+  /** `GET /api/Usage/{projectId}/rollups?window=&kind=&from=&to=`. */
+  rollups: usageOp('Usage.Rollups.List', 'none', listRollups),
+  /** `GET /api/usage/rollups` with the scope headers. */
+  scopedRollups: usageOp('Usage.Rollups.ListScoped', 'project', listRollups),
+};

@@ -1,0 +1,83 @@
+import { PLATFORM_SCHEMA, type SqlClient } from '../../storage/index.js';
+
+const S = PLATFORM_SCHEMA;
+
+/**
+ * Adds the next `$1` events after the high-water mark into usage_rollups (the
+ * hour, the day and the calendar month, UTC, of their `at`, per project, kind
+ * and dimensions) and moves the mark past them, in one statement: it commits
+ * or fails whole, so a restart or a second activation after a lease moved
+ * never counts an event twice or skips one. `dimensions::text` is jsonb's
+ * canonical text (keys sorted), so equal dimensions share a key.
+ */
+const ROLLUP_SQL = `WITH mark AS (SELECT last_id FROM ${S}.usage_rollup_cursor WHERE id = 1),
+  taken AS (
+    SELECT e.id, e.project_id, e.kind, e.at, e.quantity, COALESCE(e.dimensions::text, '') AS dkey
+    FROM ${S}.usage_events e, mark WHERE e.id > mark.last_id ORDER BY e.id LIMIT $1),
+  agg AS (
+    SELECT t.project_id, t.kind, w.name AS time_window, date_trunc(w.unit, t.at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS window_start,
+      t.dkey, sum(t.quantity) AS quantity
+    FROM taken t CROSS JOIN (VALUES ('hour', 'hour'), ('day', 'day'), ('calendar-month', 'month')) AS w(name, unit)
+    GROUP BY 1, 2, 3, 4, 5),
+  upserted AS (
+    INSERT INTO ${S}.usage_rollups (project_id, kind, time_window, window_start, dimensions_key, quantity)
+    SELECT project_id, kind, time_window, window_start, dkey, quantity FROM agg
+    ON CONFLICT (project_id, time_window, kind, window_start, dimensions_key)
+    DO UPDATE SET quantity = ${S}.usage_rollups.quantity + EXCLUDED.quantity
+    RETURNING 1),
+  moved AS (
+    UPDATE ${S}.usage_rollup_cursor SET last_id = (SELECT max(id) FROM taken)
+    WHERE id = 1 AND EXISTS (SELECT 1 FROM taken)
+    RETURNING last_id)
+  SELECT (SELECT count(*) FROM taken)::int AS events`;
+
+/**
+ * Why a lock: bigserial ids of concurrent flushes (several nodes, several
+ * pooled connections) commit out of order, so a mark could pass an id whose
+ * INSERT commits later, and that event would never be rolled up. SHARE ROW
+ * EXCLUSIVE waits for the INSERTs in flight and holds new ones back until
+ * this batch commits: every id at or below the new mark is then committed
+ * and visible, and every later INSERT draws a higher id. Writers are the
+ * buffered flushes, never a request, so they wait a batch's few
+ * milliseconds; the mode also conflicts with itself, so two runs never
+ * overlap. (The retention sweep's DELETE waits the same way.)
+ */
+async function rollUpBatch(db: SqlClient, batchRows: number): Promise<number> {
+  return db.transaction(async (tx) => {
+    await tx.query(`LOCK TABLE ${S}.usage_events IN SHARE ROW EXCLUSIVE MODE`);
+    const res = await tx.query<{ events: number | string }>(ROLLUP_SQL, [batchRows]);
+    return Number(res.rows[0]?.events ?? 0);
+  });
+}
+
+export interface RollupLimits {
+  batchRows: number;
+  pauseMs: number;
+  budgetMs: number;
+  stopped?: () => boolean;
+}
+
+export interface RollupRun {
+  /** Events added into usage_rollups by this run. */
+  rolled: number;
+  batches: number;
+  /** True when the budget ran out after a full batch: more events are waiting. */
+  more: boolean;
+}
+
+/** Rolls up the events after the mark in batches until none are left, the budget runs out or a shutdown starts. */
+export async function rollUpUsage(db: SqlClient, limits: RollupLimits): Promise<RollupRun> {
+  const started = Date.now();
+  const run: RollupRun = { rolled: 0, batches: 0, more: false };
+  for (;;) {
+    const n = await rollUpBatch(db, limits.batchRows);
+    run.rolled += n;
+    run.batches++;
+    if (n < limits.batchRows) return run;
+    if (limits.stopped?.() === true || Date.now() - started >= limits.budgetMs) {
+      run.more = true;
+      return run;
+    }
+    await new Promise((r) => setTimeout(r, limits.pauseMs));
+  }
+}
