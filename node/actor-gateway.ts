@@ -7,6 +7,7 @@ import type { SchemaChangeResult } from '../runtime/control/schema-change.js';
 import type { Envelope } from '../runtime/governance/envelope.js';
 import type { ProjectRow, TenantRow } from '../runtime/operations/types.js';
 import type { QuotaRecord } from '../runtime/quota/store.js';
+import type { LeaseReply, LeaseRequest } from '../runtime/quota/budget-owner.js';
 
 /** Control-plane writes as messages to the owning actors. */
 export class ActorControlPlane implements ControlPlaneGateway {
@@ -53,5 +54,8 @@ export class ActorControlPlane implements ControlPlaneGateway {
   }
   deleteQuota(projectId: string, quotaId: string): Promise<boolean> {
     return this.project(projectId, 'deleteQuota', { quotaId });
+  }
+  leaseQuota(projectId: string, req: LeaseRequest): Promise<LeaseReply | null> {
+    return this.project(projectId, 'leaseQuota', req, 5_000);
   }
 }

@@ -91,7 +91,12 @@ export async function startNode(config: NodeConfig): Promise<RunningNode> {
   let publications: PublicationSource = new PublicationRegistry(db);
   let grants: GrantSource = new SqlGrantSource(db);
   let governance: GovernanceSource = new GovernanceCache(db);
-  const quotaLedger = new QuotaLedger(db, log);
+  // Cluster mode: hard and reservation quotas are budget leases from the Project actor (docs/adr/0007).
+  const leaseVia: { control: ActorControlPlane | null } = { control: null };
+  const quotaLedger = new QuotaLedger(db, log, 1_000, cluster === null ? null : {
+    nodeId: config.nodeId,
+    exchange: (projectId, req) => leaseVia.control!.leaseQuota(projectId, req),
+  });
   let quotas: QuotaEnforcer = quotaLedger;
   if (cluster !== null) {
     const membership = cluster.membership;
@@ -160,7 +165,7 @@ export async function startNode(config: NodeConfig): Promise<RunningNode> {
     apiKeys,
     scopes, publications, grants, governance, quotas,
     audit, outbox, eventTail,
-    control: new ActorControlPlane(actors),
+    control: (leaseVia.control = new ActorControlPlane(actors)),
     limits: { maxPageSize: config.maxPageSize, maxBatchRows: config.maxBatchRows, idempotencyRetentionMs: config.idempotencyRetentionMs },
     node,
     webhooks,
@@ -218,6 +223,8 @@ export async function startNode(config: NodeConfig): Promise<RunningNode> {
       // Stop claiming deliveries and let the sends in flight finish (bounded).
       await webhooks.stop();
       retention.stop();
+      // Quota budget leases go back to their owners while the actors still run.
+      await quotaLedger.returnLeases();
       // Deactivates actors and, in cluster mode, hands their leases back at once.
       await actors.stop();
       await cluster?.membership.stop();

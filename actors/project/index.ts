@@ -5,6 +5,7 @@ import { notFound } from '../../runtime/errors/service-error.js';
 import type { Envelope } from '../../runtime/governance/envelope.js';
 import { writeEnvelope } from '../../runtime/governance/store.js';
 import { mergeQuotaPatch, parseQuotaBody } from '../../runtime/quota/body.js';
+import { BudgetOwner, type LeaseReply, type LeaseRequest } from '../../runtime/quota/budget-owner.js';
 import { deleteQuota, insertQuota, readQuota, updateQuota, type QuotaRecord } from '../../runtime/quota/store.js';
 import type { ProjectRow } from '../../runtime/operations/types.js';
 import { CompiledPublication } from '../../runtime/publication/compiled-publication.js';
@@ -22,10 +23,14 @@ export interface ProjectMessages {
   createQuota: { quotaId: string; body: unknown };
   updateQuota: { quotaId: string; body: unknown; partial: boolean };
   deleteQuota: { quotaId: string };
+  /** Cluster budget leases: a node reports what it consumed and takes a new chunk (docs/adr/0007). */
+  leaseQuota: LeaseRequest;
 }
 
 interface ProjectState {
   row: ProjectRow | null;
+  /** Quota budgets leased to nodes; rebuilt from the durable count when the actor activates elsewhere. */
+  budgets?: BudgetOwner;
 }
 
 /**
@@ -88,6 +93,11 @@ export const projectActor = defineActor<ProjectState, ControlActorDeps>({
       const gone = await deleteQuota(deps.db, ctx.id.key, msg.quotaId);
       if (gone) await deps.quotas?.invalidate(ctx.id.key);
       return gone;
+    },
+    async leaseQuota(ctx, msg: ProjectMessages['leaseQuota'], deps): Promise<LeaseReply | null> {
+      if (ctx.state.row === null) throw notFound('Project.NotFound', 'project not found');
+      ctx.state.budgets ??= new BudgetOwner(deps.db, ctx.id.key);
+      return ctx.state.budgets.lease(msg);
     },
   },
 });

@@ -7,6 +7,8 @@ import { QuotaCounter } from './counter.js';
 import { quotaExceeded } from './exceeded.js';
 import { counterSignature, listQuotas, type QuotaRecord } from './store.js';
 import { actualUnits, meteredOf, type Metered } from './units.js';
+import { LEASE_TTL_MS } from './budget-owner.js';
+import { LeasedBudget, type LeaseExchange } from './leased-budget.js';
 
 /** An admitted operation's claim on its quotas: settled after it ran, released if it failed. */
 export interface QuotaHold {
@@ -18,7 +20,20 @@ interface ActiveQuota {
   rec: QuotaRecord;
   window: QuotaWindow;
   counter: QuotaCounter;
+  /** Cluster mode, hard and reservation quotas over a calendar window: this node's budget lease; null: the local counter decides. */
+  budget: LeasedBudget | null;
 }
+
+/** Cluster mode: how nodes take budget chunks from each quota's owner (docs/adr/0007-quota-budget-leases.md). */
+export interface LeaseOptions {
+  nodeId: string;
+  exchange: LeaseExchange;
+}
+
+const CALENDAR_WINDOWS: ReadonlySet<string> = new Set(['calendar-month', 'day', 'hour']);
+
+/** A lease chunk: a sixteenth of the limit, at least 1 and at most 10,000 units; the overshoot bound is per chunk (ADR 0007). */
+export const chunkOf = (limit: number): number => Math.max(1, Math.min(10_000, Math.floor(limit / 16)));
 
 export interface QuotaSummaryRow { quotaId: string; kind: string; mode: string; limit: number; used: number }
 
@@ -45,11 +60,30 @@ export class QuotaLedger {
   private readonly counters = new Map<string, QuotaCounter>();
   private eventsTable: Promise<boolean> | null = null;
   private readonly timer: NodeJS.Timeout;
+  private readonly renewTimer: NodeJS.Timeout | null = null;
   private flushing: Promise<void> = Promise.resolve();
+  /** Cluster mode: this node's budget leases, by quota id and counter signature. */
+  private readonly budgets = new Map<string, LeasedBudget>();
 
-  constructor(private readonly db: SqlClient, private readonly log: Logger, flushMs = 1_000) {
+  constructor(private readonly db: SqlClient, private readonly log: Logger, flushMs = 1_000, private readonly leases: LeaseOptions | null = null) {
     this.timer = setInterval(() => void this.flush(), flushMs);
     this.timer.unref();
+    if (leases !== null) {
+      this.renewTimer = setInterval(() => this.renewLeases(), Math.floor(LEASE_TTL_MS / 3));
+      this.renewTimer.unref();
+    }
+  }
+
+  private renewLeases(): void {
+    for (const b of this.budgets.values()) {
+      if (b.active) b.renew().catch((err: unknown) => this.log.warn('quota lease not renewed', { quotaId: b.quotaId, error: err instanceof Error ? err.message : String(err) }));
+    }
+  }
+
+  /** Graceful stop (before the actors stop): report what was consumed and hand every lease back. */
+  async returnLeases(): Promise<void> {
+    if (this.renewTimer !== null) clearInterval(this.renewTimer);
+    await Promise.all([...this.budgets.values()].filter((b) => b.active).map((b) => b.refill(-1).catch(() => {})));
   }
 
   /**
@@ -65,30 +99,55 @@ export class QuotaLedger {
     return loaded instanceof Promise ? loaded.then((list) => this.decide(ctx, m, list)) : this.decide(ctx, m, loaded);
   }
 
-  private decide(ctx: OperationContext, m: Metered, list: ActiveQuota[]): QuotaHold | null {
+  private decide(ctx: OperationContext, m: Metered, list: ActiveQuota[]): QuotaHold | null | Promise<QuotaHold | null> {
     if (list.length === 0) return null;
     const mine = list.filter((a) => applies(a.rec, m));
     if (mine.length === 0) return null;
-    const now = Date.now();
+    const short = this.check(mine, m, Date.now(), false);
+    if (short.length === 0) return this.hold(ctx, m, mine);
+    // Cluster mode, a lease ran short: one exchange with the owner, then the same check decides.
+    return Promise.all(short.map((b) => b.refill(m.estimate))).then(() => {
+      this.check(mine, m, Date.now(), true);
+      return this.hold(ctx, m, mine);
+    });
+  }
+
+  /** Throws the hard answer for what does not fit; returns the leases to top up first (only when not `final`). */
+  private check(mine: ActiveQuota[], m: Metered, now: number, final: boolean): LeasedBudget[] {
+    const short: LeasedBudget[] = [];
     // Every quota is checked before any is reserved: a refused operation holds nothing.
     for (const a of mine) {
       if (!holds(a.rec.mode)) continue;
+      if (a.budget !== null) {
+        if (a.budget.available(now, a.window.bucketStart(now)) >= m.estimate) continue;
+        if (final) throw quotaExceeded(a.rec.kind, a.rec.limit, a.budget.usedEstimate(), a.window, now);
+        short.push(a.budget);
+        continue;
+      }
       const used = a.counter.used(now) + a.counter.pending;
       if (used + m.estimate > a.rec.limit) throw quotaExceeded(a.rec.kind, a.rec.limit, used, a.window, now);
     }
-    for (const a of mine) if (holds(a.rec.mode)) a.counter.pending += m.estimate;
+    return short;
+  }
+
+  private hold(ctx: OperationContext, m: Metered, mine: ActiveQuota[]): QuotaHold {
+    for (const a of mine) {
+      if (!holds(a.rec.mode)) continue;
+      if (a.budget !== null) a.budget.pending += m.estimate;
+      else a.counter.pending += m.estimate;
+    }
     let done = false;
-    const unhold = (): void => {
-      for (const a of mine) if (holds(a.rec.mode)) a.counter.pending -= m.estimate;
-    };
     return {
       settle: (result) => {
         if (done) return;
         done = true;
-        unhold();
         const units = actualUnits(m, result);
         const at = Date.now();
         for (const a of mine) {
+          if (holds(a.rec.mode)) {
+            if (a.budget !== null) a.budget.settle(m.estimate, units);
+            else a.counter.pending -= m.estimate;
+          }
           const before = a.counter.used(at);
           a.counter.add(at, units);
           if (a.rec.mode === 'soft') this.overage(ctx, a, before, units, at);
@@ -97,7 +156,11 @@ export class QuotaLedger {
       release: () => {
         if (done) return;
         done = true;
-        unhold();
+        for (const a of mine) {
+          if (!holds(a.rec.mode)) continue;
+          if (a.budget !== null) a.budget.release(m.estimate);
+          else a.counter.pending -= m.estimate;
+        }
       },
     };
   }
@@ -120,7 +183,9 @@ export class QuotaLedger {
     const out: QuotaSummaryRow[] = [];
     for (const a of list) {
       // Kinds not counted in dispatch (realtime, webhooks) are read from the durable usage events.
-      const used = ENFORCED_KINDS.has(a.rec.kind) ? a.counter.used(now) : sum(await this.loadInitial(a.rec, a.window, now));
+      let used = ENFORCED_KINDS.has(a.rec.kind) ? a.counter.used(now) : sum(await this.loadInitial(a.rec, a.window, now));
+      // Cluster mode: the owner's count (persisted at each lease exchange) covers the other nodes too.
+      if (a.budget !== null) used = Math.max(used, a.budget.usedEstimate(), sum(await this.loadInitial(a.rec, a.window, now)));
       out.push({ quotaId: a.rec.id, kind: a.rec.kind, mode: a.rec.mode, limit: a.rec.limit, used });
     }
     return out;
@@ -166,9 +231,21 @@ export class QuotaLedger {
         counter = new QuotaCounter(rec.id, projectId, signature, window, ENFORCED_KINDS.has(rec.kind) ? await this.loadInitial(rec, window, now) : new Map());
         this.counters.set(rec.id, counter);
       }
-      out.push({ rec, window, counter });
+      out.push({ rec, window, counter, budget: this.budgetOf(rec, signature) });
     }
     return out;
+  }
+
+  private budgetOf(rec: QuotaRecord, signature: string): LeasedBudget | null {
+    if (this.leases === null || !holds(rec.mode) || !CALENDAR_WINDOWS.has(rec.window)) return null;
+    const key = `${rec.id}|${signature}`;
+    let b = this.budgets.get(key);
+    if (b === undefined) {
+      for (const k of this.budgets.keys()) if (k.startsWith(`${rec.id}|`)) this.budgets.delete(k);
+      b = new LeasedBudget(rec.id, rec.projectId, this.leases.nodeId, this.leases.exchange, chunkOf(rec.limit));
+      this.budgets.set(key, b);
+    }
+    return b;
   }
 
   private loadInitial(rec: QuotaRecord, window: QuotaWindow, now: number): Promise<Map<number, number>> {
