@@ -1,7 +1,7 @@
 import type { SqlExecutor } from '../../storage/index.js';
 import { parseWindow } from './catalog.js';
 import { hasUsageEvents, loadBuckets, persistBuckets } from './counter-store.js';
-import { readQuota } from './store.js';
+import { counterSignature, readQuota } from './store.js';
 
 /** A node's request to the owner: report what it consumed of its lease, and ask for a new one. */
 export interface LeaseRequest {
@@ -25,6 +25,7 @@ export interface LeaseReply {
 }
 
 interface Budget {
+  signature: string;
   windowStart: number;
   used: number;
   leases: Map<string, { units: number; expiresAt: number }>;
@@ -53,10 +54,11 @@ export class BudgetOwner {
       return null;
     }
     const windowStart = window.bucketStart(now);
+    const signature = counterSignature(q);
     let b = this.budgets.get(req.quotaId);
-    if (b === undefined || b.windowStart !== windowStart) {
+    if (b === undefined || b.windowStart !== windowStart || b.signature !== signature) {
       const initial = await loadBuckets(this.db, q, windowStart, (t) => window.bucketStart(t), await hasUsageEvents(this.db));
-      b = { windowStart, used: initial.get(windowStart) ?? 0, leases: new Map() };
+      b = { signature, windowStart, used: initial.get(windowStart) ?? 0, leases: new Map() };
       this.budgets.set(req.quotaId, b);
     }
     if (req.consumed > 0) {
@@ -74,9 +76,10 @@ export class BudgetOwner {
       b.leases.delete(req.nodeId);
       return { units: 0, used: b.used, limit: q.limit, windowStart, expiresAt };
     }
-    // What the node reported is no longer lent: it is used.
-    const held = Math.max(0, (mine?.units ?? 0) - req.consumed);
-    const extra = Math.max(0, Math.min(req.want, q.limit - b.used - leasedToOthers - held));
+    // What the node reported is no longer lent: it is used. A lowered limit shrinks the lease too.
+    const room = Math.max(0, q.limit - b.used - leasedToOthers);
+    const held = Math.min(room, Math.max(0, (mine?.units ?? 0) - req.consumed));
+    const extra = Math.max(0, Math.min(req.want, room - held));
     b.leases.set(req.nodeId, { units: held + extra, expiresAt });
     return { units: held + extra, used: b.used, limit: q.limit, windowStart, expiresAt };
   }

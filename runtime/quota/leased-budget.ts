@@ -20,6 +20,8 @@ export class LeasedBudget {
   private windowStart = -1;
   private trustedUntil = 0;
   private inflight: Promise<void> | null = null;
+  /** Units asked for by requests waiting on the next exchange. */
+  private demand = 0;
 
   constructor(readonly quotaId: string, readonly projectId: string, private readonly nodeId: string, private readonly exchange: LeaseExchange, private readonly chunk: number) {}
 
@@ -50,6 +52,11 @@ export class LeasedBudget {
     return this.remaining > 0 || this.unreported > 0;
   }
 
+  /** The quota changed: the lease is used again only after an exchange with the owner (which applies the new limit). */
+  distrust(): void {
+    this.trustedUntil = 0;
+  }
+
   /** The renewal timer: report, keep the lease alive, and top it up when it runs low. */
   renew(): Promise<void> {
     return this.refill(this.remaining - this.pending < this.chunk ? 1 : 0);
@@ -57,15 +64,18 @@ export class LeasedBudget {
 
   /** Reports consumption and tops the lease up by at least `need` units (-1: hand it back). Concurrent callers share one exchange. */
   refill(need: number): Promise<void> {
-    this.inflight ??= this.swap(need).finally(() => {
+    // A request that arrives while an exchange is under way waits for it; its caller checks again and may ask once more.
+    if (need > 0) this.demand += need;
+    this.inflight ??= this.swap(need < 0).finally(() => {
       this.inflight = null;
     });
     return this.inflight;
   }
 
-  private async swap(need: number): Promise<void> {
+  private async swap(handBack: boolean): Promise<void> {
     const consumed = this.unreported;
-    const want = need < 0 ? -1 : need === 0 ? 0 : Math.max(need, this.chunk);
+    const want = handBack ? -1 : this.demand === 0 ? 0 : Math.max(this.demand + this.pending - Math.max(0, this.remaining), this.chunk);
+    this.demand = 0;
     const sentAt = Date.now();
     let reply: LeaseReply | null;
     try {

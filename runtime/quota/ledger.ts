@@ -105,11 +105,20 @@ export class QuotaLedger {
     if (mine.length === 0) return null;
     const short = this.check(mine, m, Date.now(), false);
     if (short.length === 0) return this.hold(ctx, m, mine);
-    // Cluster mode, a lease ran short: one exchange with the owner, then the same check decides.
-    return Promise.all(short.map((b) => b.refill(m.estimate))).then(() => {
-      this.check(mine, m, Date.now(), true);
-      return this.hold(ctx, m, mine);
-    });
+    return this.topUp(ctx, m, mine, short);
+  }
+
+  /**
+   * Cluster mode, a lease ran short: ask the owner (requests waiting at once
+   * share one exchange), check again, and ask once more if this request's
+   * demand missed that exchange; then the same check decides.
+   */
+  private async topUp(ctx: OperationContext, m: Metered, mine: ActiveQuota[], short: LeasedBudget[]): Promise<QuotaHold> {
+    for (let attempt = 0; ; attempt++) {
+      await Promise.all(short.map((b) => b.refill(m.estimate)));
+      short = this.check(mine, m, Date.now(), attempt === 1);
+      if (short.length === 0) return this.hold(ctx, m, mine);
+    }
   }
 
   /** Throws the hard answer for what does not fit; returns the leases to top up first (only when not `final`). */
@@ -245,6 +254,8 @@ export class QuotaLedger {
       b = new LeasedBudget(rec.id, rec.projectId, this.leases.nodeId, this.leases.exchange, chunkOf(rec.limit));
       this.budgets.set(key, b);
     }
+    // Loaded after a change of this project's quotas: a changed limit applies from the next request.
+    b.distrust();
     return b;
   }
 
