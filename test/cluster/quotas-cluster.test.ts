@@ -80,6 +80,21 @@ describe('quotas in cluster mode', { skip: !ready && !mustRun ? 'needs nats-serv
     expectStatus(await create(b), 429);
     expectStatus(await create(a), 429);
   });
+
+  it('a node hands its unused lease back when it stops (last: it stops node B)', async () => {
+    const { projectId, a, b, adminA } = await project();
+    expectStatus(await adminA.post(`/api/Usage/${projectId}/quotas`, { kind: 'write.monthly', limit: 160, mode: 'hard' }), 201);
+    expectStatus(await create(b), 201); // B leases a chunk of 10 and uses 1
+    const batch = (c: Client, n: number): Promise<Reply> => c.post('/api/notes/batch', { items: Array.from({ length: n }, () => ({ title: randomUUID() })) });
+    for (let i = 0; i < 3; i++) expectStatus(await batch(a, 50), 201);
+    const refused = await create(a);
+    expectStatus(refused, 429); // 150 + B's lease of 10 = 160: B's 9 unused units are not A's
+    await nodes[1]!.stop();
+    expectStatus(await batch(a, 9), 201);
+    expectStatus(await create(a), 429);
+    const count = await a.get('/api/notes/count');
+    assert.equal(count.body.data.count, 160);
+  });
 });
 
 describe('quota budget owner: a dead node\'s lease expires', { skip: TEST_DATABASE_URL === null && process.env.CI !== 'true' ? 'needs TEST_DATABASE_URL' : false }, () => {
