@@ -6,8 +6,8 @@
  */
 export const QUOTA_KINDS = ['read.monthly', 'write.monthly', 'realtime.subscriptions', 'webhook.deliveries.monthly'] as const;
 export type QuotaKind = (typeof QUOTA_KINDS)[number];
-/** The kinds this node enforces in dispatch; the others are stored, listed and metered, not yet enforced. */
-export const ENFORCED_KINDS: ReadonlySet<string> = new Set(['read.monthly', 'write.monthly']);
+/** The kinds enforced in dispatch; `webhook.deliveries.monthly` is stored, listed and summarized from usage events, not enforced yet. */
+export const ENFORCED_KINDS: ReadonlySet<string> = new Set(['read.monthly', 'write.monthly', 'realtime.subscriptions']);
 
 export const QUOTA_MODES = ['hard', 'soft', 'monitor', 'reservation'] as const;
 export type QuotaMode = (typeof QUOTA_MODES)[number];

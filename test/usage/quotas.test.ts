@@ -259,6 +259,30 @@ forEachBackend('quotas', (backend: Backend) => {
     expectStatus(await note(f), 429);
   });
 
+  it('realtime.subscriptions: a hard quota refuses the subscription past the limit (SSE), through the same stage', async () => {
+    const f = await fresh();
+    const id = await quota(f, { kind: 'realtime.subscriptions', limit: 1, mode: 'hard', dimensions: { entity: 'Note' } });
+    const headers = { authorization: `Bearer ${server.adminToken}`, 'x-service-tenant': f.tenant, 'x-service-project': 'app' };
+    const first = new AbortController();
+    const open = await fetch(`${server.url}/api/realtime/sse?entity=Note`, { headers, signal: first.signal });
+    assert.equal(open.status, 200);
+    first.abort();
+    await open.body?.cancel().catch(() => {});
+    const second = await fetch(`${server.url}/api/realtime/sse?entity=Note`, { headers });
+    assert.equal(second.status, 429);
+    const body = await second.json() as { error: { code: string; reasonCode: string; retryable: boolean } };
+    assert.deepEqual([body.error.code, body.error.reasonCode, body.error.retryable], ['QUOTA_EXCEEDED', 'Quota.RealtimeSubscriptions.Exhausted', false]);
+    assert.equal(second.headers.get('x-service-quota-kind'), 'realtime.subscriptions');
+    assert.equal(second.headers.get('x-service-quota-used'), '1');
+    // Another entity is outside the quota's dimensions.
+    const tags = new AbortController();
+    const other = await fetch(`${server.url}/api/realtime/sse?entity=Tag`, { headers, signal: tags.signal });
+    assert.equal(other.status, 200);
+    tags.abort();
+    await other.body?.cancel().catch(() => {});
+    assert.equal(await used(f, id), 1);
+  });
+
   it('counts exactly under concurrency: never more successes than the limit', async () => {
     const f = await fresh();
     const id = await quota(f, { kind: 'write.monthly', limit: 5, mode: 'hard' });
