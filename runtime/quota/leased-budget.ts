@@ -3,6 +3,18 @@ import { LEASE_TTL_MS, type LeaseReply, type LeaseRequest } from './budget-owner
 
 export type LeaseExchange = (projectId: string, req: LeaseRequest) => Promise<LeaseReply | null>;
 
+/** Cluster mode: how nodes take budget chunks from each quota's owner (docs/adr/0007-quota-budget-leases.md). */
+export interface LeaseOptions {
+  nodeId: string;
+  exchange: LeaseExchange;
+}
+
+/** Windows a lease can cover: one bucket per window, so the owner keeps one count per quota. Rolling windows count per node. */
+export const CALENDAR_WINDOWS: ReadonlySet<string> = new Set(['calendar-month', 'day', 'hour']);
+
+/** A lease chunk: a sixteenth of the limit, at least 1 and at most 10,000 units; the overshoot bound is per chunk (ADR 0007). */
+export const chunkOf = (limit: number): number => Math.max(1, Math.min(10_000, Math.floor(limit / 16)));
+
 /** A lease is trusted until this long before it ends at the owner (clock skew, message latency). */
 const SAFETY_MS = 1_000;
 

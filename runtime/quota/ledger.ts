@@ -8,7 +8,7 @@ import { quotaExceeded } from './exceeded.js';
 import { counterSignature, listQuotas, type QuotaRecord } from './store.js';
 import { actualUnits, meteredOf, type Metered } from './units.js';
 import { LEASE_TTL_MS } from './budget-owner.js';
-import { LeasedBudget, type LeaseExchange } from './leased-budget.js';
+import { CALENDAR_WINDOWS, chunkOf, LeasedBudget, type LeaseOptions } from './leased-budget.js';
 
 /** An admitted operation's claim on its quotas: settled after it ran, released if it failed. */
 export interface QuotaHold {
@@ -24,16 +24,9 @@ interface ActiveQuota {
   budget: LeasedBudget | null;
 }
 
-/** Cluster mode: how nodes take budget chunks from each quota's owner (docs/adr/0007-quota-budget-leases.md). */
-export interface LeaseOptions {
-  nodeId: string;
-  exchange: LeaseExchange;
-}
+/** Cluster mode: the longest a node serves a project's quotas without reloading them (a missed change notice). */
+const REFRESH_MS = 30_000;
 
-const CALENDAR_WINDOWS: ReadonlySet<string> = new Set(['calendar-month', 'day', 'hour']);
-
-/** A lease chunk: a sixteenth of the limit, at least 1 and at most 10,000 units; the overshoot bound is per chunk (ADR 0007). */
-export const chunkOf = (limit: number): number => Math.max(1, Math.min(10_000, Math.floor(limit / 16)));
 
 export interface QuotaSummaryRow { quotaId: string; kind: string; mode: string; limit: number; used: number }
 
@@ -57,6 +50,7 @@ const applies = (q: QuotaRecord, m: Metered): boolean => {
 export class QuotaLedger {
   private readonly projects = new Map<string, ActiveQuota[] | Promise<ActiveQuota[]>>();
   private readonly generation = new Map<string, number>();
+  private readonly loadedAt = new Map<string, number>();
   private readonly counters = new Map<string, QuotaCounter>();
   private eventsTable: Promise<boolean> | null = null;
   private readonly timer: NodeJS.Timeout;
@@ -208,11 +202,17 @@ export class QuotaLedger {
 
   private active(projectId: string): ActiveQuota[] | Promise<ActiveQuota[]> {
     const hit = this.projects.get(projectId);
-    if (hit !== undefined) return hit;
+    if (hit !== undefined) {
+      if (this.leases !== null && !(hit instanceof Promise)) this.refreshIfOld(projectId);
+      return hit;
+    }
     const gen = this.generation.get(projectId) ?? 0;
     const loading = this.load(projectId).then(
       (list) => {
-        if ((this.generation.get(projectId) ?? 0) === gen) this.projects.set(projectId, list);
+        if ((this.generation.get(projectId) ?? 0) === gen) {
+          this.projects.set(projectId, list);
+          this.loadedAt.set(projectId, Date.now());
+        }
         else if (this.projects.get(projectId) === loading) this.projects.delete(projectId);
         return list;
       },
@@ -223,6 +223,24 @@ export class QuotaLedger {
     );
     this.projects.set(projectId, loading);
     return loading;
+  }
+
+  /**
+   * Cluster mode: a quota change notice a node missed (bus hiccup) is
+   * bounded: a project's quotas older than REFRESH_MS are reloaded in the
+   * background while the cached ones keep answering.
+   */
+  private refreshIfOld(projectId: string): void {
+    const at = this.loadedAt.get(projectId) ?? 0;
+    if (Date.now() - at < REFRESH_MS) return;
+    this.loadedAt.set(projectId, Date.now());
+    const gen = this.generation.get(projectId) ?? 0;
+    this.load(projectId).then(
+      (list) => {
+        if ((this.generation.get(projectId) ?? 0) === gen && !(this.projects.get(projectId) instanceof Promise)) this.projects.set(projectId, list);
+      },
+      (err: unknown) => this.log.warn('quotas not reloaded', { projectId, error: err instanceof Error ? err.message : String(err) }),
+    );
   }
 
   private async load(projectId: string): Promise<ActiveQuota[]> {
