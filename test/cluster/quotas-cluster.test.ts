@@ -13,6 +13,7 @@ import { expectStatus } from '../support/expect.js';
 import { NatsCluster, natsServerAvailable } from '../support/nats-cluster.js';
 import { createTestDatabase, startServer, TEST_DATABASE_URL, type TestServer } from '../support/server.js';
 import { BudgetOwner, LEASE_TTL_MS } from '../../runtime/quota/budget-owner.js';
+import { reapPlinthProcesses, startPlinthProcess, type PlinthProcess } from '../support/plinth-process.js';
 
 const ready = natsServerAvailable() && TEST_DATABASE_URL !== null;
 const mustRun = process.env.CI === 'true';
@@ -128,5 +129,60 @@ describe('quota budget owner: a dead node\'s lease expires', { skip: TEST_DATABA
     } finally {
       await server.close();
     }
+  });
+});
+
+describe('quotas in cluster mode: a killed node\'s budget comes back', { skip: !ready && !mustRun ? 'needs nats-server and TEST_DATABASE_URL' : false }, () => {
+  let nats: NatsCluster;
+  let db: { url: string; drop(): Promise<void> };
+  let a: TestServer | null = null;
+  let victim: PlinthProcess | null = null;
+  const token = `test-admin-${randomUUID()}`;
+
+  before(async () => {
+    nats = await NatsCluster.start(1);
+    db = await createTestDatabase();
+    a = await startServer({ backend: 'postgres', reuse: { dataDir: 'memory:', databaseUrl: db.url }, env: { NATS_URL: nats.natsUrl, NODE_ID: 'quota-live', SERVICE_ADMIN_TOKEN: token } });
+    victim = await startPlinthProcess({ databaseUrl: db.url, natsUrl: nats.natsUrl, adminToken: token, nodeId: 'quota-victim', env: { DB_POOL_SIZE: '3', GRPC_PORT: '0' } });
+    const deadline = Date.now() + 15_000;
+    while ((await a.node.services.node.members()).length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  });
+  after(async () => {
+    await victim?.kill9().catch(() => {});
+    reapPlinthProcesses();
+    await a?.stop();
+    await nats?.stop();
+    await db?.drop();
+  });
+
+  it('the lease of a SIGKILLed node expires and its units can be used again; the overshoot stays within one lease', async () => {
+    const live = new Client(a!.url, { token });
+    const tenant = `t${randomUUID().slice(0, 8)}`;
+    expectStatus(await live.post('/api/TenantRecord', { slug: tenant, name: tenant }), 201);
+    const projectId = (await live.post('/api/projects/create', { tenant, slug: 'app', name: 'App' })).body.data.id as string;
+    const scoped = live.with({ tenant, project: 'app' });
+    await defineEntity(scoped, { entityName: 'Note', fields: [{ name: 'title', type: 'String', nullable: false }] });
+    expectStatus(await live.post(`/api/Usage/${projectId}/quotas`, { kind: 'write.monthly', limit: 160, mode: 'hard' }), 201);
+    const doomed = new Client(victim!.url, { token, tenant, project: 'app' });
+    const deadline = Date.now() + 10_000;
+    let first: Reply;
+    do first = await doomed.post('/api/notes', { title: 'victim' }); while (first.status !== 201 && Date.now() < deadline);
+    expectStatus(first, 201); // the victim leased a chunk of 10 and used 1
+    await victim!.kill9();
+    const batch = (n: number): Promise<Reply> => scoped.post('/api/notes/batch', { items: Array.from({ length: n }, () => ({ title: randomUUID() })) });
+    // Admit as much as the budget allows, then wait for the dead node's lease to come back (TTL 6 s, or an owner failover).
+    let admitted = 0;
+    const until = Date.now() + 30_000;
+    while (Date.now() < until) {
+      const r = await batch(1);
+      if (r.status === 201) admitted++;
+      else if (r.status === 429 || r.status === 503) await new Promise((res) => setTimeout(res, 500));
+      else assert.fail(`unexpected ${r.status}: ${r.text.slice(0, 200)}`);
+      if (admitted >= 159) break;
+    }
+    assert.ok(admitted >= 159, `the dead node's units came back: ${admitted} admitted after the kill`);
+    // Bound (ADR 0007): at most the dead node's lease beyond the limit.
+    for (let i = 0; i < 12; i++) if ((await batch(1)).status === 201) admitted++;
+    assert.ok(1 + admitted <= 160 + 10, `total ${1 + admitted} within limit + one chunk`);
   });
 });
