@@ -1,5 +1,5 @@
 import type { SqlClient } from '../storage/index.js';
-import type { GovernanceSource, PublicationSource, ScopeDirectory } from '../runtime/services.js';
+import type { GovernanceSource, PublicationSource, QuotaEnforcer, ScopeDirectory } from '../runtime/services.js';
 
 /** What the control-plane actors need from the node. */
 export interface ControlActorDeps {
@@ -8,4 +8,6 @@ export interface ControlActorDeps {
   publications: PublicationSource;
   /** Dropped (here and cluster-wide) when a project's governance envelope changes. */
   governance: GovernanceSource;
+  /** Dropped (here and cluster-wide) when one of a project's quotas changes. Absent: nothing caches quotas. */
+  quotas?: Pick<QuotaEnforcer, 'invalidate'>;
 }

@@ -6,6 +6,8 @@ import type { ControlPlaneGateway } from '../runtime/control/gateway.js';
 import type { SchemaChangeResult } from '../runtime/control/schema-change.js';
 import type { Envelope } from '../runtime/governance/envelope.js';
 import type { ProjectRow, TenantRow } from '../runtime/operations/types.js';
+import type { QuotaRecord } from '../runtime/quota/store.js';
+import type { LeaseReply, LeaseRequest } from '../runtime/quota/budget-owner.js';
 
 /** Control-plane writes as messages to the owning actors. */
 export class ActorControlPlane implements ControlPlaneGateway {
@@ -43,5 +45,17 @@ export class ActorControlPlane implements ControlPlaneGateway {
   }
   async setGovernanceEnvelope(projectId: string, envelope: Envelope): Promise<void> {
     await this.project(projectId, 'setEnvelope', { envelope });
+  }
+  createQuota(projectId: string, body: unknown): Promise<QuotaRecord> {
+    return this.project(projectId, 'createQuota', { quotaId: randomUUID(), body });
+  }
+  updateQuota(projectId: string, quotaId: string, body: unknown, partial: boolean): Promise<QuotaRecord | null> {
+    return this.project(projectId, 'updateQuota', { quotaId, body, partial });
+  }
+  deleteQuota(projectId: string, quotaId: string): Promise<boolean> {
+    return this.project(projectId, 'deleteQuota', { quotaId });
+  }
+  leaseQuota(projectId: string, req: LeaseRequest): Promise<LeaseReply | null> {
+    return this.project(projectId, 'leaseQuota', req, 5_000);
   }
 }

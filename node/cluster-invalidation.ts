@@ -2,7 +2,7 @@ import type { ClusterBus } from '../cluster/cluster-bus.js';
 import type { ApiKeyVerifier } from '../runtime/identity/api-keys.js';
 import { revokedSessions } from '../runtime/identity/index.js';
 import type { CompiledPublication } from '../runtime/publication/compiled-publication.js';
-import type { GovernanceSource, GrantSource, PublicationSource, ScopeDirectory } from '../runtime/services.js';
+import type { GovernanceSource, GrantSource, PublicationSource, QuotaEnforcer, ScopeDirectory } from '../runtime/services.js';
 
 /** Longest a state or envelope change waits for peers to confirm they dropped their cached copies. */
 const CONFIRM_MS = 2_000;
@@ -80,6 +80,23 @@ export function broadcastGovernance(bus: ClusterBus, governance: GovernanceSourc
     invalidate: async () => {
       await governance.invalidate();
       await bus.publishConfirmed('governance', {}, await peers().catch(() => 0), CONFIRM_MS);
+    },
+  };
+}
+
+/**
+ * A quota created, changed or deleted applies from the next request on every
+ * node, as an envelope change does: the Project actor's reply waits until
+ * the live peers confirmed they dropped the project's quotas (bounded).
+ */
+export function broadcastQuotas(bus: ClusterBus, quotas: QuotaEnforcer, peers: () => Promise<number>): QuotaEnforcer {
+  bus.subscribe('quotas', (p) => quotas.invalidate(String(p.projectId)));
+  return {
+    admit: (ctx) => quotas.admit(ctx),
+    summary: (projectId) => quotas.summary(projectId),
+    invalidate: async (projectId) => {
+      await quotas.invalidate(projectId);
+      await bus.publishConfirmed('quotas', { projectId }, await peers().catch(() => 0), CONFIRM_MS);
     },
   };
 }

@@ -24,13 +24,14 @@ import { SqlEventTail } from '../runtime/events/event-tail.js';
 import { RealtimeHub } from '../runtime/realtime/hub.js';
 import { retentionRules } from '../runtime/retention/rules.js';
 import { ClusterRealtimeUsage } from '../cluster/realtime-usage.js';
-import type { GovernanceSource, GrantSource, OutboxKicker, PublicationSource, ScopeDirectory, Services } from '../runtime/services.js';
+import type { GovernanceSource, GrantSource, OutboxKicker, PublicationSource, QuotaEnforcer, ScopeDirectory, Services } from '../runtime/services.js';
 import { migratePlatform, PgClient, PgliteClient, type SqlClient } from '../storage/index.js';
 import { loadAdminToken, type AdminToken } from './admin-token.js';
 import { isInMemory, type NodeConfig } from './config.js';
 import { clusterOutbox, connectClusterParts, setUpJetStream, startupDeadline, type ClusterParts } from './cluster-mode.js';
 import type { StartupDeadline } from '../cluster/startup.js';
-import { broadcastApiKeyRevocations, broadcastGovernance, broadcastInvalidations } from './cluster-invalidation.js';
+import { broadcastApiKeyRevocations, broadcastGovernance, broadcastInvalidations, broadcastQuotas } from './cluster-invalidation.js';
+import { QuotaLedger } from '../runtime/quota/ledger.js';
 import { GovernanceCache } from '../runtime/governance/cache.js';
 import { ApiKeyVerifier } from '../runtime/identity/api-keys.js';
 import { apiKeyOwner, sessionConnections } from '../runtime/realtime/session-connections.js';
@@ -94,12 +95,20 @@ export async function startNode(config: NodeConfig): Promise<RunningNode> {
   let publications: PublicationSource = new PublicationRegistry(db);
   let grants: GrantSource = new SqlGrantSource(db);
   let governance: GovernanceSource = new GovernanceCache(db);
+  // Cluster mode: hard and reservation quotas are budget leases from the Project actor (docs/adr/0007).
+  const leaseVia: { control: ActorControlPlane | null } = { control: null };
+  const quotaLedger = new QuotaLedger(db, log, 1_000, cluster === null ? null : {
+    nodeId: config.nodeId,
+    exchange: (projectId, req) => leaseVia.control!.leaseQuota(projectId, req),
+  });
+  let quotas: QuotaEnforcer = quotaLedger;
   if (cluster !== null) {
     const membership = cluster.membership;
     /** Live members other than this node: how many confirmations a state or envelope change waits for. */
     const peers = async (): Promise<number> => (await membership.members()).filter((m) => m.nodeId !== config.nodeId).length;
     ({ scopes, publications, grants } = broadcastInvalidations(cluster.bus, { scopes, publications, grants }, peers));
     governance = broadcastGovernance(cluster.bus, governance, peers);
+    quotas = broadcastQuotas(cluster.bus, quotas, peers);
   }
   const apiKeys = new ApiKeyVerifier(db);
   if (cluster !== null) broadcastApiKeyRevocations(cluster.bus, apiKeys);
@@ -110,7 +119,7 @@ export async function startNode(config: NodeConfig): Promise<RunningNode> {
     nodeId: config.nodeId, idleMs: config.actorIdleMs, askTimeoutMs: 30_000, maxMessagesPerTurn: 64, log,
     transport: cluster?.transport ?? new InProcessTransport(),
   });
-  const actorDeps = { db, scopes, publications, governance };
+  const actorDeps = { db, scopes, publications, governance, quotas };
   actors.register(tenantActor, actorDeps);
   actors.register(projectActor, actorDeps);
   const retention = new RetentionDriver({
@@ -164,9 +173,9 @@ export async function startNode(config: NodeConfig): Promise<RunningNode> {
     adminTokenDigest: createHash('sha256').update(admin.token).digest(),
     tokens: new JwtTokenVerifier(db),
     apiKeys,
-    scopes, publications, grants, governance,
+    scopes, publications, grants, governance, quotas,
     audit, outbox, eventTail, usage,
-    control: new ActorControlPlane(actors),
+    control: (leaseVia.control = new ActorControlPlane(actors)),
     limits: { maxPageSize: config.maxPageSize, maxBatchRows: config.maxBatchRows, idempotencyRetentionMs: config.idempotencyRetentionMs },
     node,
     webhooks,
@@ -226,11 +235,14 @@ export async function startNode(config: NodeConfig): Promise<RunningNode> {
       await webhooks.stop();
       retention.stop();
       usageRollup.stop();
+      // Quota budget leases go back to their owners while the actors still run.
+      await quotaLedger.returnLeases();
       // Deactivates actors and, in cluster mode, hands their leases back at once.
       await actors.stop();
       await cluster?.membership.stop();
       await audit.flush();
       await usage.flush();
+      await quotaLedger.close();
       services.realtime?.close();
       cluster?.bus.close();
       http.close();

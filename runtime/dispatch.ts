@@ -10,6 +10,21 @@ import { recordEvidence } from './pipeline/evidence.js';
 import { resolveScope } from './pipeline/resolve-scope.js';
 import type { Services } from './services.js';
 import { meterOperation } from './usage/meter.js';
+import type { QuotaHold } from './quota/ledger.js';
+
+/** Runs the operation under its quota hold: what it consumed is counted, a failure releases the units it held. */
+async function executeHeld(ctx: OperationContext, hold: QuotaHold): Promise<Result> {
+  let result: Result;
+  try {
+    result = await ctx.inv.operation.execute(ctx);
+  } catch (err) {
+    hold.release();
+    throw err;
+  }
+  if (result.status < 400) hold.settle(result);
+  else hold.release();
+  return result;
+}
 
 export type Outcome = { ok: true; result: Result } | { ok: false; error: ServiceError };
 
@@ -36,8 +51,11 @@ export async function dispatch(inv: Invocation, services: Services): Promise<Out
     const policy = await checkGrants(ctx);
     ctx.trace.stage = 5;
     if (policy !== null) evaluateRowPolicy(ctx, policy);
+    // Quotas (runtime/quota/): a hard or reservation quota refuses here, before any work; null when none applies.
+    const admitted = services.quotas?.admit(ctx);
+    const hold = admitted instanceof Promise ? await admitted : admitted ?? null;
     ctx.trace.stage = 6;
-    const result = await inv.operation.execute(ctx);
+    const result = hold === null ? await inv.operation.execute(ctx) : await executeHeld(ctx, hold);
     recordEvidence(ctx, result.status, null); // 6
     meterOperation(ctx, result); // usage: only what was executed consumes (runtime/usage/meter.ts)
     return { ok: true, result };

@@ -12,6 +12,8 @@ import type { EventTailSource } from './events/event-tail.js';
 import type { RealtimeHub } from './realtime/hub.js';
 import type { CompiledEnvelope } from './governance/compiled.js';
 import type { OutboundWebhooks } from './webhooks/outbound/dispatcher.js';
+import type { OperationContext } from './operations/types.js';
+import type { QuotaHold, QuotaSummaryRow } from './quota/ledger.js';
 
 /** Verifies a project user's access token (stage 1). Null when the token is not valid. */
 export interface TokenVerifier {
@@ -80,6 +82,15 @@ export interface UsageEvent {
 export interface UsageSink {
   record(event: UsageEvent): void;
   flush(): Promise<void>;
+}
+
+/** Project quotas (runtime/quota/): the dispatch stage that checks them and the owner of their counters. */
+export interface QuotaEnforcer {
+  /** Null when no quota applies; throws 429 QUOTA_EXCEEDED for an operation a hard or reservation quota refuses. Synchronous once the project's quotas are loaded. */
+  admit(ctx: OperationContext): QuotaHold | null | Promise<QuotaHold | null>;
+  summary(projectId: string): Promise<QuotaSummaryRow[]>;
+  /** A quota changed: the next request reloads the project's quotas. In cluster mode it resolves once the peers dropped theirs (or a bound passed). */
+  invalidate(projectId: string): void | Promise<void>;
 }
 
 export interface AuditSink {
@@ -163,6 +174,8 @@ export interface Services {
   readonly identity?: IdentityPolicy;
   /** Usage metering (runtime/usage/). Absent: nothing is metered (tests that build Services by hand). */
   readonly usage?: UsageSink;
+  /** Quotas (runtime/quota/). Absent: no quota is enforced and the quota routes answer 503. */
+  readonly quotas?: QuotaEnforcer;
   /** The REST route table (node/start.ts injects adapters/rest/router.ts). Absent: apiSurface answers 503. */
   readonly routes?: RouteTable;
 }

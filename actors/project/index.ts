@@ -4,6 +4,9 @@ import { applySchemaChange, type SchemaChange, type SchemaChangeResult } from '.
 import { notFound } from '../../runtime/errors/service-error.js';
 import type { Envelope } from '../../runtime/governance/envelope.js';
 import { writeEnvelope } from '../../runtime/governance/store.js';
+import { mergeQuotaPatch, parseQuotaBody } from '../../runtime/quota/body.js';
+import { BudgetOwner, type LeaseReply, type LeaseRequest } from '../../runtime/quota/budget-owner.js';
+import { deleteQuota, insertQuota, readQuota, updateQuota, type QuotaRecord } from '../../runtime/quota/store.js';
 import type { ProjectRow } from '../../runtime/operations/types.js';
 import { CompiledPublication } from '../../runtime/publication/compiled-publication.js';
 import type { ControlActorDeps } from '../control-deps.js';
@@ -16,14 +19,22 @@ export interface ProjectMessages {
   applySchemaChange: SchemaChange;
   /** Replaces the project's own governance envelope (already validated). */
   setEnvelope: { envelope: Envelope };
+  /** Quota writes: the body is validated here, so a PATCH merges onto the row this writer last wrote. */
+  createQuota: { quotaId: string; body: unknown };
+  updateQuota: { quotaId: string; body: unknown; partial: boolean };
+  deleteQuota: { quotaId: string };
+  /** Cluster budget leases: a node reports what it consumed and takes a new chunk (docs/adr/0007). */
+  leaseQuota: LeaseRequest;
 }
 
 interface ProjectState {
   row: ProjectRow | null;
+  /** Quota budgets leased to nodes; rebuilt from the durable count when the actor activates elsewhere. */
+  budgets?: BudgetOwner;
 }
 
 /**
- * Single writer of a project's record, its governance envelope, its branch
+ * Single writer of a project's record, its governance envelope, its quotas, its branch
  * schemas and publication heads. Schema changes queue in this mailbox, so
  * two changes never race to the same publication version; data-plane
  * requests never pass through here.
@@ -60,6 +71,33 @@ export const projectActor = defineActor<ProjectState, ControlActorDeps>({
       // Every descendant's effective envelope changes too; the reply waits until nodes dropped theirs.
       await deps.governance.invalidate();
       return null;
+    },
+    async createQuota(ctx, msg: ProjectMessages['createQuota'], deps): Promise<QuotaRecord> {
+      if (ctx.state.row === null) throw notFound('Project.NotFound', 'project not found');
+      const rec = await insertQuota(deps.db, msg.quotaId, ctx.state.row.tenantId, ctx.id.key, parseQuotaBody(msg.body));
+      // The reply waits until nodes dropped the project's quotas: the quota applies from the next request.
+      await deps.quotas?.invalidate(ctx.id.key);
+      return rec;
+    },
+    async updateQuota(ctx, msg: ProjectMessages['updateQuota'], deps): Promise<QuotaRecord | null> {
+      if (ctx.state.row === null) throw notFound('Project.NotFound', 'project not found');
+      const current = await readQuota(deps.db, ctx.id.key, msg.quotaId);
+      if (current === null) return null;
+      const fields = msg.partial ? mergeQuotaPatch(current, msg.body) : parseQuotaBody(msg.body);
+      const rec = await deps.db.transaction((tx) => updateQuota(tx, ctx.id.key, msg.quotaId, fields));
+      await deps.quotas?.invalidate(ctx.id.key);
+      return rec;
+    },
+    async deleteQuota(ctx, msg: ProjectMessages['deleteQuota'], deps): Promise<boolean> {
+      if (ctx.state.row === null) throw notFound('Project.NotFound', 'project not found');
+      const gone = await deleteQuota(deps.db, ctx.id.key, msg.quotaId);
+      if (gone) await deps.quotas?.invalidate(ctx.id.key);
+      return gone;
+    },
+    async leaseQuota(ctx, msg: ProjectMessages['leaseQuota'], deps): Promise<LeaseReply | null> {
+      if (ctx.state.row === null) throw notFound('Project.NotFound', 'project not found');
+      ctx.state.budgets ??= new BudgetOwner(deps.db, ctx.id.key);
+      return ctx.state.budgets.lease(msg);
     },
   },
 });

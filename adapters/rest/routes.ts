@@ -23,6 +23,7 @@ import { EXPLAIN_READ_PLAN_SPEC } from '../../runtime/operations/explainability/
 import type { OperationSpec } from '../../runtime/operations/types.js';
 import { accessPostSpec } from '../../runtime/operations/explainability/access-post.js';
 import { notFoundSpec } from './not-found.js';
+import { QUOTA_SPECS as Q } from '../../runtime/operations/usage/quotas.js';
 
 type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -155,6 +156,22 @@ export const STATIC_ROUTES: StaticRoute[] = [
   { method: 'POST', path: 'realtime/token', spec: REALTIME_SPECS.token },
 
   { method: 'POST', path: 'operations/:operation', spec: notFoundSpec('Operation.Unknown', 'no custom operation with this name') },
+
+  // Quotas (CONTRACT: Usage and quotas): by path project id, or by the scope headers under /api/usage.
+  { method: 'GET', path: 'Usage/:projectId/quotas', spec: Q.list },
+  { method: 'POST', path: 'Usage/:projectId/quotas', spec: Q.create },
+  { method: 'GET', path: 'Usage/:projectId/quotas/:quotaId', spec: Q.read },
+  { method: 'PUT', path: 'Usage/:projectId/quotas/:quotaId', spec: Q.replace },
+  { method: 'PATCH', path: 'Usage/:projectId/quotas/:quotaId', spec: Q.patchByPath },
+  { method: 'DELETE', path: 'Usage/:projectId/quotas/:quotaId', spec: Q.delete },
+  { method: 'GET', path: 'Usage/:projectId/summary', spec: Q.summary },
+  { method: 'GET', path: 'usage/quotas', spec: Q.scopedList },
+  { method: 'POST', path: 'usage/quotas', spec: Q.scopedCreate },
+  { method: 'GET', path: 'usage/quotas/:quotaId', spec: Q.scopedRead },
+  { method: 'PUT', path: 'usage/quotas/:quotaId', spec: Q.scopedReplace },
+  { method: 'PATCH', path: 'usage/quotas/:quotaId', spec: Q.scopedPatch },
+  { method: 'DELETE', path: 'usage/quotas/:quotaId', spec: Q.scopedDelete },
+  { method: 'GET', path: 'usage/summary', spec: Q.scopedSummary },
 
   { method: 'GET', path: 'audit', spec: AUDIT_SPECS.list },
   { method: 'GET', path: 'audit/tail', spec: AUDIT_SPECS.tail },

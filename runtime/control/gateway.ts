@@ -1,4 +1,6 @@
 import type { Envelope } from '../governance/envelope.js';
+import type { QuotaRecord } from '../quota/store.js';
+import type { LeaseReply, LeaseRequest } from '../quota/budget-owner.js';
 import type { ProjectRow, TenantRow } from '../operations/types.js';
 import type { SchemaChange, SchemaChangeResult } from './schema-change.js';
 
@@ -18,4 +20,11 @@ export interface ControlPlaneGateway {
   applySchemaChange(change: SchemaChange): Promise<SchemaChangeResult>;
   /** Replaces a project's own governance envelope; resolves once this node (and, in cluster mode, its peers) apply it. */
   setGovernanceEnvelope(projectId: string, envelope: Envelope): Promise<void>;
+  /** Quota writes (Project actor): the body is validated by the actor (422 naming the field); each applies from the next request on every node. */
+  createQuota(projectId: string, body: unknown): Promise<QuotaRecord>;
+  /** `partial`: PATCH semantics (only the fields present change); otherwise PUT's full body. Null when the quota is not the project's. */
+  updateQuota(projectId: string, quotaId: string, body: unknown, partial: boolean): Promise<QuotaRecord | null>;
+  deleteQuota(projectId: string, quotaId: string): Promise<boolean>;
+  /** Cluster mode: reports a node's consumption of a quota and takes a new budget chunk from the Project actor. Null: the quota is gone. */
+  leaseQuota(projectId: string, req: LeaseRequest): Promise<LeaseReply | null>;
 }
