@@ -1,6 +1,7 @@
 import type { SqlExecutor } from '../../storage/index.js';
 import { grantPolicySet, type PolicyGrant } from '../policy/grant-policy.js';
 import type { GrantSource, HeldGrants } from '../services.js';
+import { projectConnections } from '../realtime/session-connections.js';
 
 interface GrantRow {
   subject_id: string | null;
@@ -71,6 +72,8 @@ export class SqlGrantSource implements GrantSource {
   }
 
   invalidate(projectId: string): void {
+    // Open realtime subscriptions were authorized under the old grants: end them (they reconnect under the new ones).
+    projectConnections.end(projectId);
     this.cache.delete(projectId);
     this.loading.delete(projectId);
     this.generation.set(projectId, (this.generation.get(projectId) ?? 0) + 1);

@@ -5,9 +5,11 @@
 import { after, before, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import WebSocket from 'ws';
 import { bootstrapProject, defineEntity, type Client } from '../support/client.js';
 import { forEachBackend, startServer, type TestServer } from '../support/server.js';
-import { expectError, expectStatus } from '../support/expect.js';
+import { collectBody } from '../support/stream-body.js';
+import { expectError, expectStatus, type Json } from '../support/expect.js';
 
 const OWN = { owner: { eq: { $actor: 'subjectId' } } };
 
@@ -15,6 +17,7 @@ forEachBackend('authorization review', (backend) => {
   let server: TestServer;
   let admin: Client;
   let projectId: string;
+  let scopeHeaders: Record<string, string>;
   const users: Array<{ client: Client; subjectId: string }> = [];
 
   const register = async (): Promise<{ client: Client; subjectId: string }> => {
@@ -33,6 +36,8 @@ forEachBackend('authorization review', (backend) => {
     const p = await bootstrapProject(server.url, server.adminToken);
     admin = p.client;
     projectId = p.projectId;
+    scopeHeaders = { 'x-service-tenant': p.tenant, 'x-service-project': p.project };
+    await defineEntity(admin, { entityName: 'Widget', fields: [{ name: 'name', type: 'String', nullable: true }] });
     await defineEntity(admin, {
       entityName: 'Order',
       fields: [
@@ -73,5 +78,63 @@ forEachBackend('authorization review', (backend) => {
     expectStatus(again, 201);
     assert.equal(again.headers.get('idempotent-replayed'), 'true');
     assert.equal(again.body.data.id, byA.body.data.id);
+  });
+
+  it('a deleted grant stops realtime at once: the WebSocket and the SSE stream end with Realtime.GrantsChanged, no later change arrives', async () => {
+    const anon = admin.with({ token: null });
+    const email = `${randomUUID()}@example.com`;
+    expectStatus(await anon.post('/api/identity/register', { email, password: 'long enough pw' }), 201);
+    const login = await anon.post('/api/identity/login', { email, password: 'long enough pw' });
+    const token = login.body.accessToken as string;
+    const me = await anon.with({ token }).get('/api/identity/me');
+    const g = await admin.post(`/api/projects/${projectId}/capability-grants`, { subjectId: me.body.data.subjectId, grant: 'entity:Widget:read' });
+    expectStatus(g, 201);
+    const auth = { ...scopeHeaders, authorization: `Bearer ${token}` };
+    const ws = new WebSocket(`${server.url.replace('http', 'ws')}/api/realtime`, [], { headers: auth });
+    const messages: Json[] = [];
+    let closeCode = 0;
+    ws.on('message', (d) => messages.push(JSON.parse(d.toString()) as Json));
+    ws.on('close', (code) => { closeCode = code; });
+    await new Promise<void>((resolve, reject) => { ws.once('open', () => resolve()); ws.once('error', reject); });
+    const ctl = new AbortController();
+    try {
+      ws.send(JSON.stringify({ type: 'subscribe', id: 's', entity: 'Widget' }));
+      const until = async (p: () => boolean, what: string): Promise<void> => {
+        const deadline = Date.now() + 10_000;
+        while (!p()) {
+          if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}: ${JSON.stringify(messages)}`);
+          await new Promise((r) => setTimeout(r, 20));
+        }
+      };
+      await until(() => messages.some((m) => m.type === 'subscribed'), 'subscribed');
+      const res = await fetch(`${server.url}/api/realtime/sse?entity=Widget`, { headers: auth, signal: ctl.signal });
+      assert.equal(res.status, 200);
+      const sse = collectBody(res);
+      await new Promise((r) => setTimeout(r, 300));
+      const before = await admin.post('/api/widgets', { name: 'before' });
+      expectStatus(before, 201);
+      await until(() => messages.some((m) => m.entityId === before.body.data.id) && sse.text.includes(before.body.data.id as string), 'the change before the deletion');
+      expectStatus(await admin.delete(`/api/projects/${projectId}/capability-grants/${g.body.data.grantId}`), 204);
+      await until(() => closeCode !== 0, 'the WebSocket to close');
+      assert.equal(closeCode, 4403);
+      const final = messages.find((m) => m.type === 'error');
+      assert.equal(final?.reasonCode ?? final?.error?.reasonCode, 'Realtime.GrantsChanged', JSON.stringify(messages));
+      // true: a clean end; false: the socket closed under the reader (as test/identity/revocation.test.ts). Either way it is over.
+      const done = await Promise.race([sse.ended, new Promise<null>((r) => setTimeout(() => r(null), 5_000))]);
+      assert.notEqual(done, null, `the SSE stream stayed open: ${sse.text}`);
+      assert.match(sse.text, /Realtime\.GrantsChanged/);
+      const after = await admin.post('/api/widgets', { name: 'after' });
+      expectStatus(after, 201);
+      await new Promise((r) => setTimeout(r, 500));
+      assert.ok(!sse.text.includes(after.body.data.id as string));
+      assert.ok(!messages.some((m) => m.entityId === after.body.data.id));
+      // Subscribing again is authorized under the current grants: refused now.
+      const again = await fetch(`${server.url}/api/realtime/sse?entity=Widget`, { headers: auth });
+      assert.equal(again.status, 403);
+      await again.body?.cancel();
+    } finally {
+      ctl.abort();
+      ws.terminate();
+    }
   });
 });
