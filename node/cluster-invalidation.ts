@@ -20,7 +20,7 @@ export function broadcastInvalidations(bus: ClusterBus, caches: { publications: 
   const { publications, scopes, grants } = caches;
   bus.subscribe('publication', (p) => publications.invalidate(String(p.projectId)));
   bus.subscribe('scope', () => scopes.invalidate());
-  bus.subscribe('grants', (p) => grants.invalidate(String(p.projectId)));
+  bus.subscribe('grants', (p) => grants.invalidate(String(p.projectId), p.revoked === true));
   bus.subscribe('session-revoked', (p) => revokedSessions.add(String(p.sessionId), false));
   revokedSessions.onRevoked((sessionId) => bus.publish('session-revoked', { sessionId }));
   return {
@@ -48,9 +48,9 @@ export function broadcastInvalidations(bus: ClusterBus, caches: { publications: 
     grants: {
       held: (p, s, r) => grants.held(p, s, r),
       heldWithPolicy: (p, s, r) => grants.heldWithPolicy(p, s, r),
-      invalidate: (projectId) => {
-        grants.invalidate(projectId);
-        bus.publish('grants', { projectId });
+      invalidate: (projectId, revoked) => {
+        grants.invalidate(projectId, revoked);
+        bus.publish('grants', { projectId, revoked: revoked === true });
       },
     },
   };

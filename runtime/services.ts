@@ -50,7 +50,8 @@ export interface GrantSource {
   held(projectId: string, subjectId: string, roles: readonly string[]): Promise<ReadonlySet<string>>;
   /** The held grant strings and, when any of them carries rowFilter/check/fields, the whole set with those parts (runtime/policy/). */
   heldWithPolicy(projectId: string, subjectId: string, roles: readonly string[]): Promise<HeldGrants>;
-  invalidate(projectId: string): void;
+  /** `revoked`: a grant was deleted; open realtime connections of the project end (they were authorized under it). */
+  invalidate(projectId: string, revoked?: boolean): void;
 }
 
 /** Effective governance envelopes per project (runtime/governance/cache.ts), read by stage 3. */

@@ -14,7 +14,7 @@ import { bearerOf, parseQuery } from '../rest/request-meta.js';
 import { statusLine } from '../rest/status-text.js';
 import { RealtimeConnection, wsStats } from './connection.js';
 import type { SlowConsumerSweep } from './slow-consumer-sweep.js';
-import { ownerEndedError, SESSION_REVOKED_CLOSE_CODE, sessionConnections } from '../../runtime/realtime/session-connections.js';
+import { GRANTS_CHANGED_CLOSE_CODE, grantsChangedError, ownerEndedError, projectConnections, SESSION_REVOKED_CLOSE_CODE, sessionConnections } from '../../runtime/realtime/session-connections.js';
 
 /** Per-connection state: the credential and scope every subscribe dispatches with. */
 interface ConnData {
@@ -27,6 +27,9 @@ interface ConnData {
   /** The session or API key behind the credential (connectionOwner; null for the admin): its revocation or deletion closes the connection. */
   owner: string | null;
   untrack: (() => void) | null;
+  /** The resolved project id (from connect); a grant change there ends the connection of a non-admin caller. */
+  projectId: string | null;
+  untrackProject: (() => void) | null;
 }
 
 const MAX_MESSAGE_BYTES = 64 * 1024;
@@ -140,7 +143,7 @@ export function registerRealtimeWebSocket(app: TemplatedApp, services: Services,
         tenant: req.getHeader('x-service-tenant') || (q.get('tenant') ?? ''),
         project: req.getHeader('x-service-project') || (q.get('project') ?? ''),
         branch: req.getHeader('x-service-branch') || (q.get('branch') ?? null),
-        basePath, conn: null, owner: null, untrack: null,
+        basePath, conn: null, owner: null, untrack: null, projectId: null, untrackProject: null,
       };
       const state = { aborted: false, answered: false };
       res.onAborted(() => {
@@ -160,7 +163,11 @@ export function registerRealtimeWebSocket(app: TemplatedApp, services: Services,
         if (err === null) {
           const outcome = await dispatch(invocation(REALTIME_SPECS.connect, data, undefined, correlationId), rtServices);
           if (!outcome.ok) err = outcome.error;
-          else data.owner = (outcome.result.body as { owner?: string | null }).owner ?? null;
+          else {
+            const body = outcome.result.body as { owner?: string | null; projectId?: string };
+            data.owner = body.owner ?? null;
+            data.projectId = body.projectId ?? null;
+          }
         }
         if (state.aborted) return;
         res.cork(() => {
@@ -190,6 +197,12 @@ export function registerRealtimeWebSocket(app: TemplatedApp, services: Services,
         const revoked = ownerEndedError(owner!, 'connection');
         conn.endWith(SESSION_REVOKED_CLOSE_CODE, revoked.reasonCode === 'ApiKey.Revoked' ? 'api key deleted' : 'session revoked', errorMessage(revoked, randomUUID(), basePath, null));
       });
+      // Subscriptions were authorized under the project's grants of their time: a grant change ends them (the admin holds no grants).
+      if (owner !== null && d.projectId !== null) {
+        d.untrackProject = projectConnections.track(d.projectId, () => {
+          conn.endWith(GRANTS_CHANGED_CLOSE_CODE, 'grants changed', errorMessage(grantsChangedError('connection'), randomUUID(), basePath, null));
+        });
+      }
     }),
     message: (ws, message, isBinary) => guard(ws, services.log, () => {
       const d = ws.getUserData();
@@ -262,6 +275,7 @@ export function registerRealtimeWebSocket(app: TemplatedApp, services: Services,
         wsStats.open--;
         const d = ws.getUserData();
         d.untrack?.();
+        d.untrackProject?.();
         const conn = d.conn;
         if (conn === null) return;
         opts.sweep.delete(conn);

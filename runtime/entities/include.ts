@@ -60,6 +60,8 @@ export async function expandIncludes(db: SqlExecutor, entity: CompiledEntity, ro
       }
     } else {
       const owner = entity.peer(r.owner);
+      // Grouping the owner's rows by their reference would reveal it when it is masked from the caller: not expanded (absent).
+      if (policy !== null && policy.read(owner).masked.includes(r.field)) continue;
       const ids = rows.map((row) => row.id as string);
       const params = new SqlParams();
       params.add(ids);

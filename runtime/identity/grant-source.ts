@@ -1,6 +1,7 @@
 import type { SqlExecutor } from '../../storage/index.js';
 import { grantPolicySet, type PolicyGrant } from '../policy/grant-policy.js';
 import type { GrantSource, HeldGrants } from '../services.js';
+import { projectConnections } from '../realtime/session-connections.js';
 
 interface GrantRow {
   subject_id: string | null;
@@ -70,7 +71,10 @@ export class SqlGrantSource implements GrantSource {
     return held;
   }
 
-  invalidate(projectId: string): void {
+  invalidate(projectId: string, revoked = false): void {
+    // Open realtime subscriptions were authorized under the grants of their time: a deleted grant ends them (they
+    // reconnect under the current ones). A created grant only widens what a caller holds (grants unite), so it ends nothing.
+    if (revoked) projectConnections.end(projectId);
     this.cache.delete(projectId);
     this.loading.delete(projectId);
     this.generation.set(projectId, (this.generation.get(projectId) ?? 0) + 1);

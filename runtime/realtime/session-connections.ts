@@ -1,4 +1,4 @@
-import { unauthorized, type ServiceError } from '../errors/service-error.js';
+import { ServiceError, unauthorized } from '../errors/service-error.js';
 import { revokedSessions, type RevokedSessions } from '../identity/revocations.js';
 import type { Actor } from '../operations/types.js';
 
@@ -38,8 +38,9 @@ export function ownerEndedError(owner: string, what: string): ServiceError {
 export class SessionConnections {
   private readonly bySession = new Map<string, Set<() => void>>();
 
-  constructor(revoked: RevokedSessions = revokedSessions) {
-    revoked.onEnded((sessionId) => this.end(sessionId));
+  /** `revoked`: the revocation set that ends sessions; null for a registry ended only through `end` (projectConnections). */
+  constructor(revoked: RevokedSessions | null = revokedSessions) {
+    revoked?.onEnded((sessionId) => this.end(sessionId));
   }
 
   /** Registers `close` for the session's revocation; returns the untrack function (call it when the connection ends). */
@@ -78,3 +79,21 @@ export class SessionConnections {
 
 /** The process's one registry, fed by the node's revocation set. */
 export const sessionConnections = new SessionConnections();
+
+/** Close code of a realtime WebSocket ended because its project's grants changed (4403 mirrors HTTP 403). */
+export const GRANTS_CHANGED_CLOSE_CODE = 4403;
+
+/** The final error of a connection ended because its project's grants changed: subscribe again to be authorized anew. */
+export const grantsChangedError = (what: string): ServiceError =>
+  new ServiceError('ACCESS_DENIED', 'Realtime.GrantsChanged', `the project's capability grants changed; open the ${what} again to subscribe under the current grants`);
+
+/**
+ * Realtime connections (WebSocket and SSE) of non-admin callers by project.
+ * A subscription is authorized once, at subscribe (stage 4 grants, stage 5
+ * row policy bound into its server-side filter); without this registry a
+ * deleted grant kept streaming changes to its holder. The grant cache's
+ * invalidation (runtime/identity/grant-source.ts, run on the node that
+ * changed the grant and, through the cluster bus, on every other node) ends
+ * the project's connections; clients reconnect and are authorized anew.
+ */
+export const projectConnections = new SessionConnections(null);

@@ -13,15 +13,20 @@ export function checkIdempotencyKey(key: string): string {
 }
 
 /**
- * Runs `create` at most once per (project, branch, operation, key) within the
- * retention window. Same key and same body → the prior result; same key and
+ * Runs `create` at most once per (project, branch, operation, caller, key)
+ * within the retention window. The caller is part of the scope because the
+ * stored answer is the one its row policy and field masks produced: replayed
+ * to another caller it would hand over a row outside that caller's row
+ * filter or fields masked from it. The caller's label (`user:<id>`,
+ * `apikey:<id>`, `platform-admin`, `anonymous`) prefixes the stored key;
+ * keys are visible ASCII without spaces, so the space keeps them apart. Same key and same body → the prior result; same key and
  * another body → 409. The claim row and the write share one transaction, so a
  * failed create leaves no claim and a concurrent duplicate waits on the claim.
  */
 export async function runIdempotent(ctx: OperationContext, key: string, create: (tx: SqlExecutor) => Promise<Result>): Promise<Result> {
   const scope = ctx.scope!;
   const requestHash = createHash('sha256').update(canonicalJson(ctx.inv.body)).digest('hex');
-  const id = [scope.project.id, scope.branch, ctx.operationId, key];
+  const id = [scope.project.id, scope.branch, ctx.operationId, `${ctx.actor.label} ${key}`];
   return ctx.services.db.transaction(async (tx) => {
     await tx.query(
       `DELETE FROM ${T} WHERE project_id = $1 AND branch = $2 AND operation_id = $3 AND key = $4 AND created_at < now() - ($5::bigint * interval '1 millisecond')`,

@@ -48,6 +48,8 @@ export const relationListOp = entitySpec('RelationList', async (ctx) => {
     return single(ctx, res.rows[0] ?? null);
   }
   const owner = ctx.entity!.peer(r.owner);
+  // Listing the rows whose reference points at this parent is a filter on that reference: refused when it is masked (no oracle).
+  if (ctx.rowPolicy !== null && ctx.rowPolicy.read(owner).masked.includes(r.field)) throw deniedByPolicy(`field '${r.field}' is not readable`, r.field);
   const params = parseListParams(owner, ctx.inv.query, maxPageSizeFor(ctx));
   return runList(ctx, owner, params, (sql) => [`t.${quoteIdent(r.field)} = ${sql.add(parent.id)}::uuid`]);
 }, (ctx) => {

@@ -157,7 +157,8 @@ export const deleteGrantSpec: OperationSpec = {
     if (!UUID_RE.test(grantId)) throw missing();
     const res = await ctx.services.db.query('DELETE FROM plinth.capability_grants WHERE id = $1 AND project_id = $2 RETURNING id', [grantId.toLowerCase(), projectId]);
     if (res.rows.length === 0) throw missing();
-    ctx.services.grants.invalidate(projectId);
+    // revoked: open realtime connections of the project end, on every node (runtime/realtime/session-connections.ts).
+    ctx.services.grants.invalidate(projectId, true);
     return noContent;
   },
 };

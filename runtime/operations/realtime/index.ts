@@ -7,7 +7,7 @@ import { parseFilter, parseFilterText } from '../../filter/parse.js';
 import { filterToSql, SqlParams } from '../../filter/to-sql.js';
 import type { PreparedSubscription, RealtimeHub, RowCheck } from '../../realtime/hub.js';
 import { mintSubscriptionToken } from '../../realtime/subscription-token.js';
-import { connectionOwner, ownerEndedError, sessionConnections } from '../../realtime/session-connections.js';
+import { connectionOwner, grantsChangedError, ownerEndedError, projectConnections, sessionConnections } from '../../realtime/session-connections.js';
 import { single } from '../envelopes.js';
 import { noGrants, type OperationContext, type OperationSpec } from '../types.js';
 
@@ -160,8 +160,16 @@ export const REALTIME_SPECS = {
               s.send('error', JSON.stringify(toErrorEnvelope(revoked, ctx.inv.correlationId, ctx.inv.basePath)));
               s.end();
             });
+            // A grant change in the project ends the stream too: it was authorized under the grants of its time.
+            const untrackProject = owner === null ? () => {} : projectConnections.track(ctx.scope!.project.id, () => {
+              detach?.();
+              detach = null;
+              s.send('error', JSON.stringify(toErrorEnvelope(grantsChangedError('stream'), ctx.inv.correlationId, ctx.inv.basePath)));
+              s.end();
+            });
             return () => {
               untrack();
+              untrackProject();
               sink = null;
               detach?.();
               detach = null;
