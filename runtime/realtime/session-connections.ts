@@ -85,7 +85,7 @@ export const GRANTS_CHANGED_CLOSE_CODE = 4403;
 
 /** The final error of a connection ended because its project's grants changed: subscribe again to be authorized anew. */
 export const grantsChangedError = (what: string): ServiceError =>
-  new ServiceError('ACCESS_DENIED', 'Realtime.GrantsChanged', `the project's capability grants changed; open the ${what} again to subscribe under the current grants`);
+  new ServiceError('ACCESS_DENIED', 'Realtime.GrantsChanged', `the project's grants, state or governance changed; open the ${what} again to subscribe under the current rules`);
 
 /**
  * Realtime connections (WebSocket and SSE) of non-admin callers by project.

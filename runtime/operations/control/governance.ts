@@ -4,6 +4,7 @@ import { parseEnvelopeBody } from '../../governance/envelope.js';
 import { mergeChain } from '../../governance/merge.js';
 import { readChain } from '../../governance/store.js';
 import { control } from '../envelopes.js';
+import { reauthorizeRealtime } from './reauthorize-realtime.js';
 import { noGrants, type OperationContext, type OperationSpec } from '../types.js';
 
 const admin = (id: string, execute: OperationSpec['execute']): OperationSpec => ({ id, authn: 'admin', scope: 'none', grants: noGrants, execute });
@@ -21,6 +22,8 @@ export const GOVERNANCE_SPECS = {
     const projectId = await pathProjectId(ctx);
     const envelope = parseEnvelopeBody(ctx.inv.body);
     await ctx.services.control.setGovernanceEnvelope(projectId, envelope);
+    // The envelope binds every descendant: their open subscriptions are authorized again under it.
+    await reauthorizeRealtime(ctx, projectId, true);
     return control(ctx, 'GovernancePolicy', 'updated', { projectId, envelope });
   }),
   /** GET inheritance-policy → the project's own envelope (`{}` when it has none). */

@@ -6,6 +6,7 @@ import { readTenant } from '../../control/tenant-store.js';
 import { control } from '../envelopes.js';
 import { noGrants, type OperationContext, type OperationSpec } from '../types.js';
 import { readBody } from './body.js';
+import { reauthorizeRealtime } from './reauthorize-realtime.js';
 import { checkSlug } from './tenants.js';
 
 const admin = (id: string, execute: OperationSpec['execute']): OperationSpec => ({ id, authn: 'admin', scope: 'none', grants: noGrants, execute });
@@ -33,7 +34,9 @@ const hasNul = (v: unknown): boolean =>
 function stateAction(id: string, state: string): OperationSpec {
   return admin(id, async (ctx) => {
     const p = await requireProject(ctx);
-    return control(ctx, 'Project', state, await ctx.services.control.updateProject(p.id, { state }));
+    const row = await ctx.services.control.updateProject(p.id, { state });
+    if (state !== 'active') await reauthorizeRealtime(ctx, p.id, false);
+    return control(ctx, 'Project', state, row);
   });
 }
 
@@ -92,7 +95,9 @@ export const PROJECT_SPECS = {
     if (b.state !== undefined && !STATES.includes(b.state)) throw validationFailed('Project.InvalidState', `state must be one of ${STATES.join(', ')}`, 'state');
     if (b.settings !== undefined && JSON.stringify(b.settings).length > 64 * 1024) throw validationFailed('Project.SettingsTooLarge', 'settings must be under 64 KiB', 'settings');
     if (b.settings !== undefined && hasNul(b.settings)) throw validationFailed('Project.InvalidProperty', 'settings must not contain NUL characters (jsonb refuses them)', 'settings');
-    return control(ctx, 'ProjectRecord', 'updated', await ctx.services.control.updateProject(p.id, b));
+    const row = await ctx.services.control.updateProject(p.id, b);
+    if (b.state !== undefined && b.state !== 'active') await reauthorizeRealtime(ctx, p.id, false);
+    return control(ctx, 'ProjectRecord', 'updated', row);
   }),
   recordDelete: admin('ControlPlane.ProjectRecord.Delete', async (ctx) => {
     const p = await requireProject(ctx, 'id');
