@@ -27,8 +27,16 @@ forEachBackend('quotas', (backend: Backend) => {
   before(async () => {
     server = await startServer({ backend });
     admin = new Client(server.url, { token: server.adminToken });
-    // The usage metering is another module: record what quotas hand it (soft mode's overage events).
-    (server.node.services as { usage?: unknown }).usage = { record: (e: UsageEvent) => overage.push(e), flush: async () => {} };
+    // Keep a copy of the overage events quotas hand the usage sink (soft mode), and pass every event on to the real one.
+    const services = server.node.services as { usage?: { record(e: UsageEvent): void; flush(): Promise<void> } };
+    const real = services.usage!;
+    services.usage = {
+      record: (e: UsageEvent) => {
+        if (e.kind.endsWith('.overage')) overage.push(e);
+        real.record(e);
+      },
+      flush: () => real.flush(),
+    };
   });
   after(async () => {
     await server?.close();
@@ -244,11 +252,16 @@ forEachBackend('quotas', (backend: Backend) => {
   it('a quota created, changed or deleted applies from the next request', async () => {
     const f = await fresh();
     expectStatus(await note(f), 201);
-    const id = await quota(f, { kind: 'write.monthly', limit: 1, mode: 'hard' });
-    // Usage before the quota existed was not metered here (no usage events on this node): the window starts empty.
+    // The write before the quota existed is metered (a usage event of the window) and counts against it.
+    const deadline = Date.now() + 10_000;
+    while ((await admin.get(`/api/Usage/${f.projectId}/events?kind=write.monthly`)).body.data.length < 1) {
+      assert.ok(Date.now() < deadline, 'the earlier write was metered');
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const id = await quota(f, { kind: 'write.monthly', limit: 2, mode: 'hard' });
     expectStatus(await note(f), 201);
     expectStatus(await note(f), 429);
-    expectStatus(await f.api.patch(`/api/usage/quotas/${id}`, { limit: 2 }), 200);
+    expectStatus(await f.api.patch(`/api/usage/quotas/${id}`, { limit: 3 }), 200);
     expectStatus(await note(f), 201);
     expectStatus(await note(f), 429);
     expectStatus(await f.api.patch(`/api/usage/quotas/${id}`, { mode: 'monitor' }), 200);
