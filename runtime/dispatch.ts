@@ -1,5 +1,7 @@
 import { httpStatusOf } from './errors/envelope.js';
 import { maskError } from './errors/mask.js';
+import { storageUnavailable } from './entities/sql-error-map.js';
+import { isConnectionError } from '../storage/index.js';
 import type { ServiceError } from './errors/service-error.js';
 import { ANONYMOUS, type Invocation, type OperationContext, type Result } from './operations/types.js';
 import { authenticate } from './pipeline/authenticate.js';
@@ -60,7 +62,8 @@ export async function dispatch(inv: Invocation, services: Services): Promise<Out
     meterOperation(ctx, result); // usage: only what was executed consumes (runtime/usage/meter.ts)
     return { ok: true, result };
   } catch (err) {
-    const error = maskError(err, inv.correlationId, services.log);
+    // A storage connection lost in any stage (a cache load, a grant lookup) is retryable like one lost in the operation.
+    const error = isConnectionError(err) ? storageUnavailable(err) : maskError(err, inv.correlationId, services.log);
     recordEvidence(ctx, httpStatusOf(error), error); // 6
     return { ok: false, error };
   }

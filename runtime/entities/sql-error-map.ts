@@ -2,6 +2,10 @@ import { isConnectionError, isDatabaseError, SQLSTATE } from '../../storage/inde
 import { ServiceError } from '../errors/service-error.js';
 import type { CompiledEntity } from './compiled-entity.js';
 
+/** A lost storage connection: a retryable 503 (the request's transaction rolled back, nothing half-applied). */
+export const storageUnavailable = (cause: unknown): ServiceError =>
+  new ServiceError('UNAVAILABLE', 'Storage.Unavailable', 'storage connection lost; retry the request', { retryable: true }, cause);
+
 /**
  * Maps a database failure during an entity operation to a declared error.
  * Anything not recognised is rethrown unchanged and masked at the edge.
@@ -10,9 +14,7 @@ import type { CompiledEntity } from './compiled-entity.js';
  */
 export function mapEntitySqlError(entity: CompiledEntity, err: unknown, action: 'write' | 'delete'): unknown {
   if (ServiceError.is(err)) return err;
-  if (isConnectionError(err)) {
-    return new ServiceError('UNAVAILABLE', 'Storage.Unavailable', 'storage connection lost; retry the request', { retryable: true }, err);
-  }
+  if (isConnectionError(err)) return storageUnavailable(err);
   if (!isDatabaseError(err)) return err;
   const reason = (r: string): string => `${entity.entityName}Validation.${r}`;
   const field = err.constraint === undefined ? undefined : entity.fieldOfConstraint.get(err.constraint);
