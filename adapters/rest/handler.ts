@@ -29,7 +29,13 @@ export interface InFlight {
   count: number;
 }
 
+/** GraphQL's routes live at the root too (`/graphql/schema`, CONTRACT: GraphQL); they resolve as below `/api`. */
+const ROOT_PREFIXES = ['/graphql/', '/graphql'];
+
 function splitPath(url: string): { base: string; segs: string[] } | null {
+  const q = url.indexOf('?');
+  const bare = q === -1 ? url : url.slice(0, q);
+  if (ROOT_PREFIXES.some((p) => bare === p || (p.endsWith('/') && bare.startsWith(p)))) return splitPath(`/api${url}`);
   for (const b of BASES) {
     if (url.startsWith(b)) {
       try {

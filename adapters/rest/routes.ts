@@ -24,6 +24,7 @@ import type { OperationSpec } from '../../runtime/operations/types.js';
 import { accessPostSpec } from '../../runtime/operations/explainability/access-post.js';
 import { notFoundSpec } from './not-found.js';
 import { QUOTA_SPECS as Q } from '../../runtime/operations/usage/quotas.js';
+import { GRAPHQL_SCHEMA_SPEC } from '../../runtime/operations/graphql/schema-sdl.js';
 
 type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -44,6 +45,8 @@ export const STATIC_ROUTES: StaticRoute[] = [
   { method: 'GET', path: 'RuntimeFabric/:projectId/fabric', spec: HEALTH_SPECS.fabric },
   { method: 'GET', path: 'openapi.json', spec: DISCOVERY_SPECS.openApiJson! },
   { method: 'GET', path: 'openapi.yaml', spec: DISCOVERY_SPECS.openApiYaml! },
+  // Also answered at /graphql/schema (handler.ts).
+  { method: 'GET', path: 'graphql/schema', spec: GRAPHQL_SCHEMA_SPEC },
 
   { method: 'GET', path: 'TenantRecord', spec: TENANT_SPECS.list },
   { method: 'POST', path: 'TenantRecord', spec: TENANT_SPECS.create },

@@ -1,5 +1,6 @@
 import { COMPARISON_OPS } from '../filter/ast.js';
 import { collectionName } from './naming.js';
+import { entityTypeNamesOf, SHARED_TYPE_NAMES } from '../graphql/names.js';
 import type { EntityDef, ProjectModel } from './model.js';
 
 /**
@@ -16,16 +17,15 @@ import type { EntityDef, ProjectModel } from './model.js';
  */
 export const RESERVED_COLLECTIONS: ReadonlySet<string> = new Set([
   'audit', 'audits', 'events', 'health', 'identity', 'identities', 'openapi.json', 'openapi.yaml', 'operations', 'projects',
-  'realtime', 'realtimes', 'usage', 'webhooks',
+  'realtime', 'realtimes', 'usage', 'webhooks', 'graphql',
   // Not routes yet; reserved for the control plane's next surfaces.
   'tenantRecords', 'projectRecords', 'schemas', 'branches', 'sandboxes', 'proposals', 'deployments', 'usages', 'versions',
 ]);
 
-/** Entity names that are platform surfaces or GraphQL built-in, scalar and root type names. */
+/** Entity names that are platform surfaces or types every GraphQL schema has (runtime/graphql/names.ts). */
 export const RESERVED_ENTITY_NAMES: ReadonlySet<string> = new Set([
   'TenantRecord', 'ProjectRecord', 'OrganizationRecord', 'Schema', 'Event', 'Webhook', 'RuntimeFabric', 'CredentialReveal',
-  'Query', 'Mutation', 'Subscription', 'PageInfo', 'DeleteResult',
-  'String', 'Int', 'Float', 'Boolean', 'ID', 'JSON', 'Decimal', 'DateTime', 'Instant',
+  ...SHARED_TYPE_NAMES,
 ]);
 
 /**
@@ -108,6 +108,7 @@ export function nameProblems(def: EntityDef, model: ProjectModel): NameProblem[]
       problems.push({ field: 'entityName', reasonCode: 'Schema.NameCollision', message: `'${def.entityName}' and '${o.entityName}' both derive the name '${clash}'` });
     }
   }
+  problems.push(...graphqlTypeClashes(def, others));
   const before = new Set(relationClashes(model).map((c) => c.key));
   // In the model's own order (by name), as relations.ts walks it: the same relation loses a clash.
   const after = { entities: [...others, def].sort((a, b) => (a.entityName < b.entityName ? -1 : a.entityName > b.entityName ? 1 : 0)) };
@@ -122,6 +123,30 @@ export function nameProblems(def: EntityDef, model: ProjectModel): NameProblem[]
     } else {
       problems.push({ field: 'entityName', reasonCode: 'Schema.NameCollision', message });
     }
+  }
+  return problems;
+}
+
+const graphqlTypesOf = (e: EntityDef): string[] => entityTypeNamesOf(e.entityName, e.fields.filter((f) => f.type === 'Enum').map((f) => f.name));
+
+/**
+ * GraphQL type names `def` would derive (`OrderEdge`, `OrderStatus`, …) that
+ * another entity's name or derived names already take, or that its own
+ * enum fields derive twice: the GraphQL schema would have to leave an
+ * entity out (runtime/graphql/schema.ts), so the definition is refused.
+ */
+function graphqlTypeClashes(def: EntityDef, others: readonly EntityDef[]): NameProblem[] {
+  const mine = graphqlTypesOf(def);
+  const theirs = new Map<string, string>();
+  for (const o of others) for (const n of graphqlTypesOf(o)) theirs.set(n, o.entityName);
+  const problems: NameProblem[] = [];
+  const seen = new Set<string>();
+  for (const n of mine) {
+    const owner = theirs.get(n) ?? (seen.has(n) ? def.entityName : undefined);
+    seen.add(n);
+    if (owner === undefined) continue;
+    problems.push({ field: 'entityName', reasonCode: 'Schema.NameCollision', message: `'${def.entityName}' derives the GraphQL type '${n}', which ${owner === def.entityName ? 'it derives twice' : `'${owner}' takes`}` });
+    break;
   }
   return problems;
 }
