@@ -94,6 +94,7 @@ export function broadcastQuotas(bus: ClusterBus, quotas: QuotaEnforcer, peers: (
   return {
     admit: (ctx) => quotas.admit(ctx),
     summary: (projectId) => quotas.summary(projectId),
+    concurrency: (projectId, kind) => quotas.concurrency(projectId, kind),
     invalidate: async (projectId) => {
       await quotas.invalidate(projectId);
       await bus.publishConfirmed('quotas', { projectId }, await peers().catch(() => 0), CONFIRM_MS);

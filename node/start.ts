@@ -32,6 +32,7 @@ import { clusterOutbox, connectClusterParts, setUpJetStream, startupDeadline, ty
 import type { StartupDeadline } from '../cluster/startup.js';
 import { broadcastApiKeyRevocations, broadcastGovernance, broadcastInvalidations, broadcastQuotas } from './cluster-invalidation.js';
 import { QuotaLedger } from '../runtime/quota/ledger.js';
+import { quotaCapsOf } from '../runtime/quota/caps.js';
 import { GovernanceCache } from '../runtime/governance/cache.js';
 import { ApiKeyVerifier } from '../runtime/identity/api-keys.js';
 import { apiKeyOwner, sessionConnections } from '../runtime/realtime/session-connections.js';
@@ -94,13 +95,19 @@ export async function startNode(config: NodeConfig): Promise<RunningNode> {
   let scopes: ScopeDirectory = new CachedScopeDirectory(db);
   let publications: PublicationSource = new PublicationRegistry(db);
   let grants: GrantSource = new SqlGrantSource(db);
-  let governance: GovernanceSource = new GovernanceCache(db);
+  const governanceCache = new GovernanceCache(db);
+  let governance: GovernanceSource = governanceCache;
   // Cluster mode: hard and reservation quotas are budget leases from the Project actor (docs/adr/0007).
   const leaseVia: { control: ActorControlPlane | null } = { control: null };
+  // Usage events are derived evidence like audit rows: relaxed durability (ADR 0006), flushed on stop.
+  const usage = new BufferedUsageWriter(derived, log);
   const quotaLedger = new QuotaLedger(db, log, 1_000, cluster === null ? null : {
     nodeId: config.nodeId,
     exchange: (projectId, req) => leaseVia.control!.leaseQuota(projectId, req),
-  });
+  }, () => services.usage);
+  // Envelopes cap quotas (maxQuotas): the ledger reads the caps through the cache and reloads when an envelope changes.
+  quotaLedger.setCaps((projectId) => quotaCapsOf(governanceCache, projectId));
+  governanceCache.onInvalidate(() => quotaLedger.invalidateAll());
   let quotas: QuotaEnforcer = quotaLedger;
   if (cluster !== null) {
     const membership = cluster.membership;
@@ -126,8 +133,6 @@ export async function startNode(config: NodeConfig): Promise<RunningNode> {
     system: actors, db, log, rules: retentionRules(config), intervalMs: config.retentionSweepIntervalMs,
     batchRows: config.retentionBatchRows, pauseMs: config.retentionBatchPauseMs,
   });
-  // Usage events are derived evidence like audit rows: relaxed durability (ADR 0006), flushed on stop.
-  const usage = new BufferedUsageWriter(derived, log);
   const usageRollup = new UsageRollupDriver({
     system: actors, db, log, intervalMs: config.usageRollupIntervalMs, batchRows: config.retentionBatchRows, pauseMs: config.retentionBatchPauseMs,
   });
@@ -136,8 +141,10 @@ export async function startNode(config: NodeConfig): Promise<RunningNode> {
   try {
     webhooks = new WebhookDispatcher(db, await SecretStore.open(db, config.secretsKey), log, {
       nodeId: config.nodeId, allowPrivateTargets: config.webhookAllowPrivateTargets, timeoutMs: config.webhookTimeoutMs, leaseMs: config.webhookClaimLeaseMs,
-      routeDb: derived, usage,
+      routeDb: derived, usage, quotas: quotaLedger,
     });
+    // A quota change lets the deliveries a quota held back go again (their next claim checks the new limits).
+    quotaLedger.onChanged((projectId) => void webhooks.releaseHeld(projectId).catch((err: unknown) => log.warn('held webhook deliveries not released', { projectId, error: err instanceof Error ? err.message : String(err) })));
   } catch (err) {
     await cluster?.conn.close();
     await db.close();
@@ -191,6 +198,9 @@ export async function startNode(config: NodeConfig): Promise<RunningNode> {
       peers: cluster === null ? undefined : new ClusterRealtimeUsage(cluster.bus, config.nodeId),
     }),
   };
+
+  // One mechanism (docs/usage.md "Catalog"): a realtime.subscriptions quota's `used` is the hub's open subscriptions, cluster-wide.
+  quotaLedger.setGauge('realtime.subscriptions', (projectId) => services.realtime?.usedBy(projectId) ?? 0);
 
   let http: HttpServer;
   try {

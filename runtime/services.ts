@@ -13,7 +13,7 @@ import type { RealtimeHub } from './realtime/hub.js';
 import type { CompiledEnvelope } from './governance/compiled.js';
 import type { OutboundWebhooks } from './webhooks/outbound/dispatcher.js';
 import type { OperationContext } from './operations/types.js';
-import type { QuotaHold, QuotaSummaryRow } from './quota/ledger.js';
+import type { ConcurrencyQuotas, QuotaHold, QuotaSummaryRow } from './quota/ledger.js';
 
 /** Verifies a project user's access token (stage 1). Null when the token is not valid. */
 export interface TokenVerifier {
@@ -90,6 +90,8 @@ export interface QuotaEnforcer {
   /** Null when no quota applies; throws 429 QUOTA_EXCEEDED for an operation a hard or reservation quota refuses. Synchronous once the project's quotas are loaded. */
   admit(ctx: OperationContext): QuotaHold | null | Promise<QuotaHold | null>;
   summary(projectId: string): Promise<QuotaSummaryRow[]>;
+  /** A concurrency kind's quotas (realtime.subscriptions): what the realtime hub enforces; synchronous once loaded. */
+  concurrency(projectId: string, kind: string): ConcurrencyQuotas | Promise<ConcurrencyQuotas>;
   /** A quota changed: the next request reloads the project's quotas. In cluster mode it resolves once the peers dropped theirs (or a bound passed). */
   invalidate(projectId: string): void | Promise<void>;
 }

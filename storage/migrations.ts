@@ -489,6 +489,13 @@ const MIGRATIONS: Migration[] = [
         PRIMARY KEY (quota_id, window_start))`,
     ],
   },
+  {
+    version: 17,
+    name: 'webhook deliveries held by a quota',
+    // A delivery a hard webhook.deliveries.monthly quota refused is not attempted: it waits
+    // (no attempt recorded) until the window resets or the quota changes, and says why here.
+    statements: [`ALTER TABLE ${S}.webhook_deliveries ADD COLUMN held_reason text NULL`],
+  },
 ];
 
 export const LATEST_PLATFORM_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

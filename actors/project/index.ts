@@ -5,6 +5,7 @@ import { notFound } from '../../runtime/errors/service-error.js';
 import type { Envelope } from '../../runtime/governance/envelope.js';
 import { writeEnvelope } from '../../runtime/governance/store.js';
 import { mergeQuotaPatch, parseQuotaBody } from '../../runtime/quota/body.js';
+import { checkQuotaCap } from '../../runtime/quota/caps.js';
 import { BudgetOwner, type LeaseReply, type LeaseRequest } from '../../runtime/quota/budget-owner.js';
 import { deleteQuota, insertQuota, readQuota, updateQuota, type QuotaRecord } from '../../runtime/quota/store.js';
 import type { ProjectRow } from '../../runtime/operations/types.js';
@@ -74,7 +75,8 @@ export const projectActor = defineActor<ProjectState, ControlActorDeps>({
     },
     async createQuota(ctx, msg: ProjectMessages['createQuota'], deps): Promise<QuotaRecord> {
       if (ctx.state.row === null) throw notFound('Project.NotFound', 'project not found');
-      const rec = await insertQuota(deps.db, msg.quotaId, ctx.state.row.tenantId, ctx.id.key, parseQuotaBody(msg.body));
+      const fields = await checkQuotaCap(deps.governance, ctx.id.key, parseQuotaBody(msg.body));
+      const rec = await insertQuota(deps.db, msg.quotaId, ctx.state.row.tenantId, ctx.id.key, fields);
       // The reply waits until nodes dropped the project's quotas: the quota applies from the next request.
       await deps.quotas?.invalidate(ctx.id.key);
       return rec;
@@ -83,7 +85,7 @@ export const projectActor = defineActor<ProjectState, ControlActorDeps>({
       if (ctx.state.row === null) throw notFound('Project.NotFound', 'project not found');
       const current = await readQuota(deps.db, ctx.id.key, msg.quotaId);
       if (current === null) return null;
-      const fields = msg.partial ? mergeQuotaPatch(current, msg.body) : parseQuotaBody(msg.body);
+      const fields = await checkQuotaCap(deps.governance, ctx.id.key, msg.partial ? mergeQuotaPatch(current, msg.body) : parseQuotaBody(msg.body));
       const rec = await deps.db.transaction((tx) => updateQuota(tx, ctx.id.key, msg.quotaId, fields));
       await deps.quotas?.invalidate(ctx.id.key);
       return rec;

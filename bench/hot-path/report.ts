@@ -1,7 +1,10 @@
 export type WorkloadName = 'W1' | 'W2' | 'W3' | 'W1P' | 'W2P';
 /** A policy workload and the workload it repeats without the policy. */
 export const POLICY_OF: Record<'W1P' | 'W2P', 'W1' | 'W2'> = { W1P: 'W1', W2P: 'W2' };
-export type TargetName = 'bare' | 'bare-prepared' | 'plinth-user' | 'plinth-admin' | 'plinth-previous';
+export type TargetName = 'bare' | 'bare-prepared' | 'plinth-user' | 'plinth-admin' | 'plinth-previous' | 'plinth-quota';
+
+/** Issue 11: the granted user's W1/W3 with hard quotas on the project ÷ the same without quotas. */
+export const QUOTA_TARGET = 0.95;
 
 export interface Measured {
   round: number;
@@ -66,6 +69,7 @@ export function formatReport(measured: Measured[], peakRss: Record<string, numbe
     lines.push(`| ${WORKLOAD_LABELS[w]} | ${fmt(bare)} | ${fmt(prep)} | ${fmt(user)} | **${ratio.toFixed(2)}×** (≥ ${TARGETS[w].toFixed(2)}) | ${fmt(admin)}${adminRatio} |${prevCell}`);
   }
   lines.push(...policyTable(of, fmt));
+  lines.push(...quotaTable(of, fmt));
   if (notes.length > 0) lines.push('', ...notes);
   lines.push('', `peak RSS (MB): ${Object.entries(peakRss).map(([k, v]) => `${k} ${v.toFixed(0)}`).join(', ')}`);
   lines.push(`req/s are medians of ${String(settings.rounds)} rounds of ${String(settings.durationS)} s after ${String(settings.warmupS)} s warm-up; wrk -t${String(settings.threads)} -c${String(settings.connections)}; commit ${String(settings.commit)}.`);
@@ -85,4 +89,17 @@ function policyTable(of: (t: TargetName, w: WorkloadName) => Median | undefined,
   }
   if (rows.length === 0) return [];
   return ['', `| policy workload | Plinth, policy user | Plinth, user without policy (same workload) | ÷ user without policy | ÷ bare |`, `|---|---:|---:|---:|---:|`, ...rows];
+}
+
+/** W1/W3 of the granted user with hard quotas on the project next to the same without, medians of this run. */
+function quotaTable(of: (t: TargetName, w: WorkloadName) => Median | undefined, fmt: (m: Median | undefined) => string): string[] {
+  const rows: string[] = [];
+  for (const w of ['W1', 'W3'] as const) {
+    const quota = of('plinth-quota', w);
+    const user = of('plinth-user', w);
+    if (quota === undefined || user === undefined) continue;
+    rows.push(`| ${WORKLOAD_LABELS[w]} | ${fmt(quota)} | ${fmt(user)} | **${(quota.reqPerSec / user.reqPerSec).toFixed(2)}×** (≥ ${QUOTA_TARGET.toFixed(2)}) |`);
+  }
+  if (rows.length === 0) return [];
+  return ['', `| quota workload | Plinth, user, hard read + write quotas | Plinth, user, no quota | ratio (target) |`, `|---|---:|---:|---:|`, ...rows];
 }

@@ -8,6 +8,8 @@
  *   - Plinth as the platform admin (W1),
  *   - Plinth as a user whose read grant has a row filter and a field mask (W1P, W2P: W1 and W2
  *     again; skipped with a message on a build that refuses such a grant),
+ *   - Plinth as the same granted user with hard read and write quotas on the project (W1, W3:
+ *     issue 11's quota cost, target ≥ 0.95× of the same workloads without quotas),
  * never two at once, in an order that alternates per round (ABBA), warm-up discarded,
  * the median of BENCH_ROUNDS rounds per workload, peak RSS of every server.
  * See bench/README.md and docs/performance.md.
@@ -25,6 +27,7 @@ import { CREATED_PREFIX, ENTITY_PATH, STATUSES, listQuery, makeOrder, projectSch
 import { formatReport, type Measured, type TargetName, type WorkloadName } from './report.js';
 import { ensureWrk, runWrk, writeScript, type WrkScript } from './wrk.js';
 import { probePolicy } from './policy.js';
+import { createBenchQuotas, dropBenchQuotas, probeQuota } from './quota.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const rootDir = resolve(here, '..', '..', '..');
@@ -161,16 +164,18 @@ async function main(): Promise<number> {
       notes.push(f.policySkipReason);
     }
 
-    const kinds: Array<'plinth' | 'plinth-previous' | 'bare' | 'bare-prepared'> = ['plinth', 'bare', 'bare-prepared'];
+    const kinds: Array<'plinth' | 'plinth-quota' | 'plinth-previous' | 'bare' | 'bare-prepared'> = ['plinth', 'plinth-quota', 'bare', 'bare-prepared'];
+    if (!wanted('W1', 'W3')) kinds.splice(kinds.indexOf('plinth-quota'), 1);
     if (cfg.previousScript !== null) kinds.splice(1, 0, 'plinth-previous');
     if (cfg.only.targets !== null) for (let i = kinds.length - 1; i >= 0; i--) if (!cfg.only.targets.has(kinds[i]!)) kinds.splice(i, 1);
     for (let round = 0; round < cfg.rounds; round++) {
       const order = round % 2 === 0 ? kinds : [...kinds].reverse();
       for (const kind of order) {
-        current = kind === 'plinth' ? await startPlinth(db.url, await freePort(HOST))
+        current = kind === 'plinth' || kind === 'plinth-quota' ? await startPlinth(db.url, await freePort(HOST))
           : kind === 'plinth-previous' ? await startPlinth(db.url, await freePort(HOST), resolve(cfg.previousScript!))
           : await startBaseline(db.url, schema, kind === 'bare-prepared');
         const runs: Array<{ target: TargetName; workload: WorkloadName; script: string }> = [];
+        let quotaIds: string[] = [];
         if (kind === 'plinth') {
           const token = await userToken(current.url, f);
           await probe(current.url, f, token);
@@ -185,6 +190,13 @@ async function main(): Promise<number> {
             const policy = scripts(tmp, f, policyToken, `policy-r${round}`);
             runs.push({ target: 'plinth-user', workload: 'W1P', script: policy.W1 }, { target: 'plinth-user', workload: 'W2P', script: policy.W2 });
           }
+        } else if (kind === 'plinth-quota') {
+          quotaIds = await createBenchQuotas(current.url, f);
+          const token = await userToken(current.url, f);
+          await probe(current.url, f, token);
+          await probeQuota(current.url, f);
+          const user = scripts(tmp, f, token, `quota-r${round}`);
+          runs.push({ target: 'plinth-quota', workload: 'W1', script: user.W1 }, { target: 'plinth-quota', workload: 'W3', script: user.W3 });
         } else if (kind === 'plinth-previous') {
           const token = await userToken(current.url, f);
           await probe(current.url, f, token);
@@ -202,6 +214,7 @@ async function main(): Promise<number> {
           log(`round ${round + 1} ${r.target} ${r.workload}: ${m.reqPerSec.toFixed(0)} req/s, p99 ${m.p99Ms.toFixed(1)} ms${m.errors > 0 ? `, ${m.errors} errors` : ''}`);
           measured.push({ round, ...r, ...m });
         }
+        if (quotaIds.length > 0) await dropBenchQuotas(current.url, f, quotaIds);
         const rss = peakRssMb(current.pid);
         const key = kind;
         peakRss[key] = Math.max(peakRss[key] ?? 0, rss);

@@ -30,6 +30,7 @@ export class GovernanceCache implements GovernanceSource {
   private readonly loading = new Map<string, Promise<CompiledEnvelope | null>>();
   /** Bumped by invalidate; a load that began before it must not fill the cache. */
   private generation = 0;
+  private readonly listeners: Array<() => void> = [];
 
   constructor(private readonly db: SqlExecutor, private readonly now: () => number = Date.now) {}
 
@@ -50,6 +51,12 @@ export class GovernanceCache implements GovernanceSource {
     this.generation++;
     this.entries.clear();
     this.loading.clear();
+    for (const l of this.listeners) l();
+  }
+
+  /** Called after every invalidation (the quota ledger reloads, since envelopes cap quotas). */
+  onInvalidate(listener: () => void): void {
+    this.listeners.push(listener);
   }
 
   private async load(projectId: string): Promise<CompiledEnvelope | null> {

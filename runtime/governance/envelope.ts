@@ -1,4 +1,5 @@
 import { validationFailed } from '../errors/service-error.js';
+import { QUOTA_KINDS } from '../quota/catalog.js';
 
 /** The strengths a `requireStrength` entry may ask for (CONTRACT: Project hierarchy and governance). */
 export const STEP_UP_STRENGTHS = ['mfa-totp', 'mfa-webauthn'] as const;
@@ -14,9 +15,15 @@ export interface Envelope {
   allowedGrants?: string[];
   maxPageSize?: number;
   requireStrength?: Record<string, StepUpStrength>;
+  /**
+   * Per quota kind, the most a project under this envelope may consume (docs/usage.md
+   * "Governance caps"): its quotas' limits may not exceed it, and it is enforced as a hard
+   * quota even where the project sets none.
+   */
+  maxQuotas?: Record<string, number>;
 }
 
-const KEYS = ['deniedGrants', 'allowedGrants', 'maxPageSize', 'requireStrength'];
+const KEYS = ['deniedGrants', 'allowedGrants', 'maxPageSize', 'requireStrength', 'maxQuotas'];
 /** Bounds that keep a stored envelope, and the matchers compiled from it, small. */
 const MAX_PATTERNS = 200;
 const MAX_PAGE_SIZE = 1_000_000_000;
@@ -77,6 +84,22 @@ export function parseEnvelopeBody(body: unknown): Envelope {
       map[pattern] = strength as StepUpStrength;
     }
     out.requireStrength = map;
+  }
+  if (raw.maxQuotas !== undefined) out.maxQuotas = maxQuotasOf(raw.maxQuotas);
+  return out;
+}
+
+function maxQuotasOf(raw: unknown): Record<string, number> {
+  if (!isObject(raw)) throw validationFailed('Governance.InvalidEnvelope', `maxQuotas must be an object of "<quota kind>": <limit> entries`, 'envelope.maxQuotas');
+  const out: Record<string, number> = {};
+  for (const [kind, limit] of Object.entries(raw)) {
+    if (!(QUOTA_KINDS as readonly string[]).includes(kind)) {
+      throw validationFailed('Governance.UnknownQuotaKind', `maxQuotas keys are quota kinds: ${QUOTA_KINDS.join(', ')}`, `envelope.maxQuotas.${kind.slice(0, 64)}`);
+    }
+    if (typeof limit !== 'number' || !Number.isSafeInteger(limit) || limit < 0) {
+      throw validationFailed('Governance.InvalidQuotaCap', 'a quota cap is a non-negative integer', `envelope.maxQuotas.${kind}`);
+    }
+    out[kind] = limit;
   }
   return out;
 }

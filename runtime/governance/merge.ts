@@ -16,13 +16,15 @@ const patterns = (list: readonly string[]): Pattern[] => list.map((t) => parsePa
  * hierarchy and governance): denied patterns unite, allowed lists intersect
  * (absent when no link sets one: no restriction), the smallest maxPageSize
  * wins, and each requireStrength pattern asks for the strongest strength any
- * link asks for. A child can only narrow what its ancestors allow.
+ * link asks for, and each quota cap (maxQuotas) is the smallest any link
+ * sets. A child can only narrow what its ancestors allow.
  */
 export function mergeChain(chain: readonly ChainLink[]): Envelope {
   const denied = new Set<string>();
   let allowed: Pattern[] | null = null;
   let maxPageSize: number | null = null;
   const strength = new Map<string, StepUpStrength>();
+  const caps = new Map<string, number>();
   // Root first, so the merged lists read from the widest rule down.
   for (let i = chain.length - 1; i >= 0; i--) {
     const e = chain[i]!.envelope;
@@ -33,11 +35,13 @@ export function mergeChain(chain: readonly ChainLink[]): Envelope {
       const held = strength.get(p);
       if (held === undefined || rank(s) > rank(held)) strength.set(p, s);
     }
+    for (const [kind, cap] of Object.entries(e.maxQuotas ?? {})) caps.set(kind, Math.min(cap, caps.get(kind) ?? cap));
   }
   const out: Envelope = {};
   if (denied.size > 0) out.deniedGrants = [...denied];
   if (allowed !== null) out.allowedGrants = [...new Set(allowed.map(formatPattern))];
   if (maxPageSize !== null) out.maxPageSize = maxPageSize;
   if (strength.size > 0) out.requireStrength = Object.fromEntries(strength);
+  if (caps.size > 0) out.maxQuotas = Object.fromEntries(caps);
   return out;
 }

@@ -94,7 +94,7 @@ export const EVENTS_OUT_OPS: StaticOp[] = [
   {
     method: 'get', path: '/realtime/sse', operationId: 'Realtime.Sse', tag: 'Realtime',
     summary: 'Follow row changes of one entity as Server-Sent Events (one subscription per stream; no replay)',
-    description: 'Needs `entity:<Entity>:read`. Past the per-project subscription limit: 429 `QUOTA_EXCEEDED` (`X-Service-Quota-Kind: realtime.subscriptions.concurrent`).',
+    description: 'Needs `entity:<Entity>:read`. Past the project bound of open subscriptions (the `realtime.subscriptions` quota, else the node default): 429 `QUOTA_EXCEEDED` (`X-Service-Quota-Kind: realtime.subscriptions`).',
     params: ['RealtimeEntity', 'RealtimeFilter', 'RealtimeSubscriptionId'], status: 200, stream: true, sse: { event: 'service.event', data: 'RealtimeChange' }, errors: [401, 403, 404, 422, 429],
   },
   { method: 'post', path: '/realtime/token', operationId: 'Realtime.Token', tag: 'Realtime', summary: 'Mint a 60 s subscription token for the realtime handshake (never a REST bearer)', status: 201, response: 'RealtimeToken', errors: [401, 403, 404, 422] },

@@ -1,5 +1,5 @@
 import { validationFailed } from '../errors/service-error.js';
-import { DEFAULT_WINDOW, parseWindow, QUOTA_KINDS, QUOTA_MODES, type QuotaMode } from './catalog.js';
+import { CONCURRENT_KINDS, DEFAULT_WINDOW, parseWindow, QUOTA_KINDS, QUOTA_MODES, type QuotaMode } from './catalog.js';
 
 /** What a quota write sets (validated): the fields of POST/PUT, or the result of a PATCH merged onto the stored quota. */
 export interface QuotaFields {
@@ -60,23 +60,31 @@ const present = (b: Record<string, unknown>, k: string): boolean => b[k] !== und
 /** POST and PUT: `{ kind, limit, mode, window?, dimensions? }`, the window defaulting to the calendar month. */
 export function parseQuotaBody(body: unknown): QuotaFields {
   const b = objectBody(body);
-  return {
+  return concurrencyChecked({
     kind: kindOf(b.kind),
     limit: limitOf(b.limit),
     mode: modeOf(b.mode),
     window: present(b, 'window') ? windowOf(b.window) : DEFAULT_WINDOW,
     dimensions: present(b, 'dimensions') ? dimensionsOf(b.dimensions) : {},
-  };
+  });
 }
 
 /** PATCH: only the fields present change; each is checked as in POST. */
 export function mergeQuotaPatch(current: QuotaFields, body: unknown): QuotaFields {
   const b = objectBody(body);
-  return {
+  return concurrencyChecked({
     kind: present(b, 'kind') ? kindOf(b.kind) : current.kind,
     limit: present(b, 'limit') ? limitOf(b.limit) : current.limit,
     mode: present(b, 'mode') ? modeOf(b.mode) : current.mode,
     window: present(b, 'window') ? windowOf(b.window) : current.window,
     dimensions: present(b, 'dimensions') ? dimensionsOf(b.dimensions) : current.dimensions,
-  };
+  });
+}
+
+/** A concurrency kind bounds a project's open subscriptions as a whole: no dimensions narrow it. */
+function concurrencyChecked(f: QuotaFields): QuotaFields {
+  if (CONCURRENT_KINDS.has(f.kind) && Object.keys(f.dimensions).length > 0) {
+    throw validationFailed('Quota.InvalidDimensions', `${f.kind} bounds the project's open subscriptions as a whole and takes no dimensions`, 'dimensions');
+  }
+  return f;
 }

@@ -6,8 +6,19 @@
  */
 export const QUOTA_KINDS = ['read.monthly', 'write.monthly', 'realtime.subscriptions', 'webhook.deliveries.monthly'] as const;
 export type QuotaKind = (typeof QUOTA_KINDS)[number];
-/** The kinds enforced in dispatch; `webhook.deliveries.monthly` is stored, listed and summarized from usage events, not enforced yet. */
-export const ENFORCED_KINDS: ReadonlySet<string> = new Set(['read.monthly', 'write.monthly', 'realtime.subscriptions']);
+/**
+ * Kinds counted over a window by the ledger's counters: reads and writes in dispatch's quota stage,
+ * webhook delivery attempts in the outbound dispatcher (`QuotaLedger.admitWork`).
+ */
+export const ENFORCED_KINDS: ReadonlySet<string> = new Set(['read.monthly', 'write.monthly', 'webhook.deliveries.monthly']);
+
+/**
+ * Kinds that bound what is open at once rather than what was consumed in a window: a
+ * `realtime.subscriptions` quota caps the project's open subscriptions, enforced by the realtime
+ * hub's slot accounting (runtime/realtime/subscription-limits.ts), cluster-wide. Its window is
+ * stored but means nothing, and it takes no dimensions.
+ */
+export const CONCURRENT_KINDS: ReadonlySet<string> = new Set(['realtime.subscriptions']);
 
 export const QUOTA_MODES = ['hard', 'soft', 'monitor', 'reservation'] as const;
 export type QuotaMode = (typeof QUOTA_MODES)[number];

@@ -44,6 +44,27 @@ export class QuotaCounter {
     this.dirty.add(b);
   }
 
+  /**
+   * Raises each bucket to at least what `durable` holds for it (cluster
+   * mode: the usage every node wrote, runtime/quota/ledger.ts `syncUnleased`).
+   * Never lowers a bucket: this node's own units may not be written yet.
+   */
+  raiseTo(durable: ReadonlyMap<number, number>): void {
+    let inserted = false;
+    for (const [b, n] of durable) {
+      const mine = this.buckets.get(b);
+      if (mine !== undefined && mine >= n) continue;
+      if (mine === undefined) inserted = true;
+      this.buckets.set(b, n);
+      this.total += n - (mine ?? 0);
+    }
+    if (!inserted) return;
+    // used() walks buckets oldest first: keep the map in ascending order.
+    const sorted = [...this.buckets.entries()].sort((x, y) => x[0] - y[0]);
+    this.buckets.clear();
+    for (const [b, n] of sorted) this.buckets.set(b, n);
+  }
+
   /** The buckets changed since the last call, with their current values (for the batched write). */
   takeDirty(): BucketUsage[] {
     const out = this.retired;

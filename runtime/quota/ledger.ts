@@ -1,7 +1,9 @@
 import type { Logger } from '../log.js';
 import type { OperationContext, Result } from '../operations/types.js';
 import type { SqlClient } from '../../storage/index.js';
-import { ENFORCED_KINDS, parseWindow, type QuotaWindow } from './catalog.js';
+import { CONCURRENT_KINDS, DEFAULT_WINDOW, ENFORCED_KINDS, parseWindow, type QuotaWindow } from './catalog.js';
+import type { UsageSink } from '../services.js';
+import { recordOverage } from './overage.js';
 import { hasUsageEvents, loadBuckets, persistBuckets, type BucketUsage } from './counter-store.js';
 import { QuotaCounter } from './counter.js';
 import { quotaExceeded } from './exceeded.js';
@@ -13,8 +15,25 @@ import { CALENDAR_WINDOWS, chunkOf, LeasedBudget, type LeaseOptions } from './le
 /** An admitted operation's claim on its quotas: settled after it ran, released if it failed. */
 export interface QuotaHold {
   settle(result: Result): void;
+  /** Settles with a known count (work that is not a dispatched operation: a webhook attempt). */
+  settleUnits(units: number): void;
   release(): void;
 }
+
+/**
+ * A project's quotas of a concurrency kind (catalog.ts CONCURRENT_KINDS): the
+ * bound the hub enforces (the lowest hard or reservation limit; null: the
+ * node's default applies) and the soft quotas whose excess becomes overage.
+ */
+export interface ConcurrencyQuotas {
+  enforced: QuotaRecord | null;
+  soft: readonly QuotaRecord[];
+}
+
+export const NO_CONCURRENCY_QUOTAS: ConcurrencyQuotas = { enforced: null, soft: [] };
+
+/** Who did the work an overage event is charged to. */
+interface WorkRef { operationId: string; correlationId: string }
 
 interface ActiveQuota {
   rec: QuotaRecord;
@@ -26,6 +45,12 @@ interface ActiveQuota {
 
 /** Cluster mode: the longest a node serves a project's quotas without reloading them (a missed change notice). */
 const REFRESH_MS = 30_000;
+/**
+ * Cluster mode: how often a node raises the counters no lease covers (soft, monitor,
+ * rolling windows, governance caps) to the durable usage every node wrote, so their counts
+ * are cluster-wide within this lag (docs/usage.md "Cluster mode").
+ */
+export const UNLEASED_SYNC_MS = 2_000;
 
 
 export interface QuotaSummaryRow { quotaId: string; kind: string; mode: string; limit: number; used: number }
@@ -33,10 +58,13 @@ export interface QuotaSummaryRow { quotaId: string; kind: string; mode: string; 
 /** hard and reservation refuse what does not fit, and hold an operation's units while it runs. */
 const holds = (mode: string): boolean => mode === 'hard' || mode === 'reservation';
 
-/** A quota applies to an operation when each of its dimensions equals the operation's (`entity` is the one operations carry). */
+/** A quota applies to an operation when each of its dimensions equals the operation's (`entity` or `eventType`). */
 const applies = (q: QuotaRecord, m: Metered): boolean => {
   if (q.kind !== m.kind) return false;
-  for (const k in q.dimensions) if (k !== 'entity' || q.dimensions[k] !== m.entity) return false;
+  for (const k in q.dimensions) {
+    const mine = k === 'entity' ? m.entity : k === 'eventType' ? m.eventType : undefined;
+    if (mine === undefined || q.dimensions[k] !== mine) return false;
+  }
   return true;
 };
 
@@ -55,16 +83,54 @@ export class QuotaLedger {
   private eventsTable: Promise<boolean> | null = null;
   private readonly timer: NodeJS.Timeout;
   private readonly renewTimer: NodeJS.Timeout | null = null;
+  private readonly syncTimer: NodeJS.Timeout | null = null;
+  private syncing = false;
   private flushing: Promise<void> = Promise.resolve();
   /** Cluster mode: this node's budget leases, by quota id and counter signature. */
   private readonly budgets = new Map<string, LeasedBudget>();
+  /** The governance caps over a project (envelope `maxQuotas`); none until the node sets the source. */
+  private caps: (projectId: string) => Promise<Readonly<Record<string, number>>> = async () => ({});
+  /** What `summary` reports as used for a concurrency kind (realtime: open subscriptions, cluster-wide). */
+  private readonly gauges = new Map<string, (projectId: string) => number>();
+  private readonly changeListeners: Array<(projectId: string) => void> = [];
 
-  constructor(private readonly db: SqlClient, private readonly log: Logger, flushMs = 1_000, private readonly leases: LeaseOptions | null = null) {
+  constructor(
+    private readonly db: SqlClient, private readonly log: Logger, flushMs = 1_000, private readonly leases: LeaseOptions | null = null,
+    /** Where soft quotas' `<kind>.overage` events go: the node's usage sink, looked up when one is recorded. */
+    private readonly usage: () => UsageSink | undefined = () => undefined,
+  ) {
     this.timer = setInterval(() => void this.flush(), flushMs);
     this.timer.unref();
     if (leases !== null) {
       this.renewTimer = setInterval(() => this.renewLeases(), Math.floor(LEASE_TTL_MS / 3));
       this.renewTimer.unref();
+      this.syncTimer = setInterval(() => void this.syncUnleased(), UNLEASED_SYNC_MS);
+      this.syncTimer.unref();
+    }
+  }
+
+  /**
+   * Cluster mode: counters no lease covers count this node's operations only;
+   * raise them to the durable usage (every node's events, flushed within
+   * ~50 ms) so soft overage, monitor counts, rolling windows and governance
+   * caps see the whole cluster, UNLEASED_SYNC_MS behind at most.
+   */
+  async syncUnleased(): Promise<void> {
+    if (this.syncing) return;
+    this.syncing = true;
+    try {
+      const now = Date.now();
+      for (const list of [...this.projects.values()]) {
+        if (list instanceof Promise) continue;
+        for (const a of list) {
+          if (a.budget !== null || !ENFORCED_KINDS.has(a.rec.kind)) continue;
+          a.counter.raiseTo(await this.loadInitial(a.rec, a.window, now));
+        }
+      }
+    } catch (err) {
+      this.log.warn('quota counters not synced with the durable usage', { error: err instanceof Error ? err.message : String(err) });
+    } finally {
+      this.syncing = false;
     }
   }
 
@@ -77,6 +143,7 @@ export class QuotaLedger {
   /** Graceful stop (before the actors stop): report what was consumed and hand every lease back. */
   async returnLeases(): Promise<void> {
     if (this.renewTimer !== null) clearInterval(this.renewTimer);
+    if (this.syncTimer !== null) clearInterval(this.syncTimer);
     await Promise.all([...this.budgets.values()].filter((b) => b.active).map((b) => b.refill(-1).catch(() => {})));
   }
 
@@ -90,16 +157,52 @@ export class QuotaLedger {
     const m = meteredOf(ctx);
     if (m === null) return null;
     const loaded = this.active(ctx.scope.project.id);
-    return loaded instanceof Promise ? loaded.then((list) => this.decide(ctx, m, list)) : this.decide(ctx, m, loaded);
+    const work: WorkRef = { operationId: ctx.operationId, correlationId: ctx.inv.correlationId };
+    return loaded instanceof Promise ? loaded.then((list) => this.decide(work, m, list)) : this.decide(work, m, loaded);
   }
 
-  private decide(ctx: OperationContext, m: Metered, list: ActiveQuota[]): QuotaHold | null | Promise<QuotaHold | null> {
+  /**
+   * The same check for work that does not pass through dispatch (a webhook
+   * delivery attempt): null when no quota applies; throws the hard answer
+   * when it does not fit; otherwise a hold to settle with the units used.
+   */
+  async admitWork(projectId: string, m: Metered, work: WorkRef): Promise<QuotaHold | null> {
+    return this.decide(work, m, await this.active(projectId));
+  }
+
+  /** The project's quotas of a concurrency kind; synchronous once the project's quotas are loaded. */
+  concurrency(projectId: string, kind: string): ConcurrencyQuotas | Promise<ConcurrencyQuotas> {
+    const loaded = this.active(projectId);
+    return loaded instanceof Promise ? loaded.then((list) => concurrencyOf(list, kind)) : concurrencyOf(loaded, kind);
+  }
+
+  /** `summary` reads a concurrency kind's `used` from this gauge (the realtime hub registers open subscriptions). */
+  setGauge(kind: string, used: (projectId: string) => number): void {
+    this.gauges.set(kind, used);
+  }
+
+  /** Where the governance caps come from (runtime/quota/caps.ts). */
+  setCaps(caps: (projectId: string) => Promise<Readonly<Record<string, number>>>): void {
+    this.caps = caps;
+  }
+
+  /** An envelope changed somewhere: it may cap any descendant, so every project reloads its quotas. */
+  invalidateAll(): void {
+    for (const projectId of [...this.projects.keys()]) this.invalidate(projectId);
+  }
+
+  /** Called after a project's quotas changed on this node (the webhook dispatcher releases the deliveries a quota held). */
+  onChanged(listener: (projectId: string) => void): void {
+    this.changeListeners.push(listener);
+  }
+
+  private decide(work: WorkRef, m: Metered, list: ActiveQuota[]): QuotaHold | null | Promise<QuotaHold | null> {
     if (list.length === 0) return null;
     const mine = list.filter((a) => applies(a.rec, m));
     if (mine.length === 0) return null;
     const short = this.check(mine, m, Date.now(), false);
-    if (short.length === 0) return this.hold(ctx, m, mine);
-    return this.topUp(ctx, m, mine, short);
+    if (short.length === 0) return this.hold(work, m, mine);
+    return this.topUp(work, m, mine, short);
   }
 
   /**
@@ -107,11 +210,11 @@ export class QuotaLedger {
    * share one exchange), check again, and ask once more if this request's
    * demand missed that exchange; then the same check decides.
    */
-  private async topUp(ctx: OperationContext, m: Metered, mine: ActiveQuota[], short: LeasedBudget[]): Promise<QuotaHold> {
+  private async topUp(work: WorkRef, m: Metered, mine: ActiveQuota[], short: LeasedBudget[]): Promise<QuotaHold> {
     for (let attempt = 0; ; attempt++) {
       await Promise.all(short.map((b) => b.refill(m.estimate)));
       short = this.check(mine, m, Date.now(), attempt === 1);
-      if (short.length === 0) return this.hold(ctx, m, mine);
+      if (short.length === 0) return this.hold(work, m, mine);
     }
   }
 
@@ -133,18 +236,16 @@ export class QuotaLedger {
     return short;
   }
 
-  private hold(ctx: OperationContext, m: Metered, mine: ActiveQuota[]): QuotaHold {
+  private hold(work: WorkRef, m: Metered, mine: ActiveQuota[]): QuotaHold {
     for (const a of mine) {
       if (!holds(a.rec.mode)) continue;
       if (a.budget !== null) a.budget.pending += m.estimate;
       else a.counter.pending += m.estimate;
     }
     let done = false;
-    return {
-      settle: (result) => {
+    const settleUnits = (units: number): void => {
         if (done) return;
         done = true;
-        const units = actualUnits(m, result);
         const at = Date.now();
         for (const a of mine) {
           if (holds(a.rec.mode)) {
@@ -153,9 +254,12 @@ export class QuotaLedger {
           }
           const before = a.counter.used(at);
           a.counter.add(at, units);
-          if (a.rec.mode === 'soft') this.overage(ctx, a, before, units, at);
+          if (a.rec.mode === 'soft') this.overage(work, a, before, units, at);
         }
-      },
+    };
+    return {
+      settle: (result) => settleUnits(actualUnits(m, result)),
+      settleUnits,
       release: () => {
         if (done) return;
         done = true;
@@ -169,14 +273,9 @@ export class QuotaLedger {
   }
 
   /** soft: the units of this operation beyond the limit become a `<kind>.overage` usage event. */
-  private overage(ctx: OperationContext, a: ActiveQuota, before: number, units: number, at: number): void {
+  private overage(work: WorkRef, a: ActiveQuota, before: number, units: number, at: number): void {
     const over = Math.max(0, before + units - a.rec.limit) - Math.max(0, before - a.rec.limit);
-    if (over <= 0 || ctx.services.usage === undefined) return;
-    ctx.services.usage.record({
-      tenantId: a.rec.tenantId, projectId: a.rec.projectId, kind: `${a.rec.kind}.overage`, quantity: over,
-      at: new Date(at).toISOString(), operationId: ctx.operationId, correlationId: ctx.inv.correlationId,
-      dimensions: { quotaId: a.rec.id, ...a.rec.dimensions },
-    });
+    if (over > 0) recordOverage(this.usage(), a.rec, over, work, at);
   }
 
   /** `GET …/summary`: each quota with its usage in the current window. */
@@ -185,10 +284,11 @@ export class QuotaLedger {
     const now = Date.now();
     const out: QuotaSummaryRow[] = [];
     for (const a of list) {
-      // Kinds not counted in dispatch (realtime, webhooks) are read from the durable usage events.
-      let used = ENFORCED_KINDS.has(a.rec.kind) ? a.counter.used(now) : sum(await this.loadInitial(a.rec, a.window, now));
-      // Cluster mode: the owner's count (persisted at each lease exchange) covers the other nodes too.
+      const gauge = this.gauges.get(a.rec.kind);
+      let used = ENFORCED_KINDS.has(a.rec.kind) ? a.counter.used(now) : gauge !== undefined ? gauge(projectId) : 0;
+      // Cluster mode: the owner's count (persisted at each lease exchange) and the durable usage of every node cover the other nodes too.
       if (a.budget !== null) used = Math.max(used, a.budget.usedEstimate(), sum(await this.loadInitial(a.rec, a.window, now)));
+      else if (this.leases !== null && ENFORCED_KINDS.has(a.rec.kind)) used = Math.max(used, sum(await this.loadInitial(a.rec, a.window, now)));
       out.push({ quotaId: a.rec.id, kind: a.rec.kind, mode: a.rec.mode, limit: a.rec.limit, used });
     }
     return out;
@@ -198,6 +298,7 @@ export class QuotaLedger {
   invalidate(projectId: string): void {
     this.projects.delete(projectId);
     this.generation.set(projectId, (this.generation.get(projectId) ?? 0) + 1);
+    for (const l of this.changeListeners) l(projectId);
   }
 
   private active(projectId: string): ActiveQuota[] | Promise<ActiveQuota[]> {
@@ -244,19 +345,21 @@ export class QuotaLedger {
   }
 
   private async load(projectId: string): Promise<ActiveQuota[]> {
-    const recs = (await listQuotas(this.db, projectId)).filter((r) => r.state === 'active');
+    const [stored, caps] = await Promise.all([listQuotas(this.db, projectId), this.caps(projectId)]);
+    const recs = [...stored.filter((r) => r.state === 'active'), ...capQuotas(projectId, caps)];
     const now = Date.now();
-    const keep = new Set(recs.map((r) => r.id));
+    const keep = new Set(recs.map(counterKey));
     for (const [id, c] of this.counters) if (c.projectId === projectId && !keep.has(id)) this.counters.delete(id);
     const out: ActiveQuota[] = [];
     for (const rec of recs) {
       const window = parseWindow(rec.window);
       if (window === null) continue; // not writable through the routes; skipped rather than failing every request
       const signature = counterSignature(rec);
-      let counter = this.counters.get(rec.id);
-      if (counter === undefined || counter.signature !== signature) {
+      let counter = this.counters.get(counterKey(rec));
+      // A cap's counter is this node's: in cluster mode it restarts from the durable usage at each reload (docs/usage.md "Governance caps").
+      if (counter === undefined || counter.signature !== signature || (isCap(rec) && this.leases !== null)) {
         counter = new QuotaCounter(rec.id, projectId, signature, window, ENFORCED_KINDS.has(rec.kind) ? await this.loadInitial(rec, window, now) : new Map());
-        this.counters.set(rec.id, counter);
+        this.counters.set(counterKey(rec), counter);
       }
       out.push({ rec, window, counter, budget: this.budgetOf(rec, signature) });
     }
@@ -264,7 +367,7 @@ export class QuotaLedger {
   }
 
   private budgetOf(rec: QuotaRecord, signature: string): LeasedBudget | null {
-    if (this.leases === null || !holds(rec.mode) || !CALENDAR_WINDOWS.has(rec.window)) return null;
+    if (this.leases === null || !holds(rec.mode) || !CALENDAR_WINDOWS.has(rec.window) || CONCURRENT_KINDS.has(rec.kind) || isCap(rec)) return null;
     const key = `${rec.id}|${signature}`;
     let b = this.budgets.get(key);
     if (b === undefined) {
@@ -279,7 +382,9 @@ export class QuotaLedger {
 
   private loadInitial(rec: QuotaRecord, window: QuotaWindow, now: number): Promise<Map<number, number>> {
     this.eventsTable ??= hasUsageEvents(this.db).catch(() => false);
-    return this.eventsTable.then((withEvents) => loadBuckets(this.db, rec, window.liveFrom(now), (t) => window.bucketStart(t), withEvents));
+    // A cap has no stored row (nor persisted counter): its count is the durable usage alone.
+    const stored = isCap(rec) ? { ...rec, id: NIL_UUID } : rec;
+    return this.eventsTable.then((withEvents) => loadBuckets(this.db, stored, window.liveFrom(now), (t) => window.bucketStart(t), withEvents));
   }
 
   /** Writes the counters changed since the last flush in one statement (every second, and at shutdown). */
@@ -289,6 +394,8 @@ export class QuotaLedger {
       const by = new Map<string, QuotaCounter>();
       for (const c of this.counters.values()) {
         const d = c.takeDirty();
+        // A governance cap has no quota row: its count is the durable usage events alone.
+        if (c.quotaId.startsWith(CAP_PREFIX)) continue;
         if (d.length > 0) by.set(c.quotaId, c);
         rows.push(...d);
       }
@@ -305,8 +412,41 @@ export class QuotaLedger {
 
   async close(): Promise<void> {
     clearInterval(this.timer);
+    if (this.syncTimer !== null) clearInterval(this.syncTimer);
     await this.flush();
   }
 }
 
 const sum = (m: Map<number, number>): number => [...m.values()].reduce((a, b) => a + b, 0);
+
+/** The strictest hard or reservation quota of a concurrency kind, and its soft quotas. */
+function concurrencyOf(list: readonly ActiveQuota[], kind: string): ConcurrencyQuotas {
+  let enforced: QuotaRecord | null = null;
+  const soft: QuotaRecord[] = [];
+  for (const a of list) {
+    if (a.rec.kind !== kind) continue;
+    if (holds(a.rec.mode)) {
+      if (enforced === null || a.rec.limit < enforced.limit) enforced = a.rec;
+    } else if (a.rec.mode === 'soft') soft.push(a.rec);
+  }
+  return enforced === null && soft.length === 0 ? NO_CONCURRENCY_QUOTAS : { enforced, soft };
+}
+
+const CAP_PREFIX = 'governance:';
+const NIL_UUID = '00000000-0000-0000-0000-000000000000';
+const isCap = (rec: QuotaRecord): boolean => rec.id.startsWith(CAP_PREFIX);
+/** Counters by quota id; a cap's id (`governance:<kind>`) is the same in every project, so its key adds the project. */
+const counterKey = (rec: QuotaRecord): string => (isCap(rec) ? `${rec.id}@${rec.projectId}` : rec.id);
+
+/**
+ * Each governance cap as a hard quota of the project over the calendar month
+ * (`summary` lists it with quotaId `governance:<kind>`): a cap holds even
+ * where the project sets no quota of its own, or only a soft one.
+ */
+function capQuotas(projectId: string, caps: Readonly<Record<string, number>>): QuotaRecord[] {
+  const at = new Date(0).toISOString();
+  return Object.entries(caps).map(([kind, limit]) => ({
+    id: `${CAP_PREFIX}${kind}`, tenantId: '', projectId, kind, limit, mode: 'hard', window: DEFAULT_WINDOW, dimensions: {},
+    state: 'active', createdAt: at, updatedAt: at,
+  }));
+}

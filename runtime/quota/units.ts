@@ -2,21 +2,13 @@ import type { OperationContext, Result } from '../operations/types.js';
 
 /** What an operation consumes, known before it runs (CONTRACT: Usage and quotas). */
 export interface Metered {
-  kind: 'read.monthly' | 'write.monthly' | 'realtime.subscriptions';
+  kind: 'read.monthly' | 'write.monthly' | 'webhook.deliveries.monthly';
   /** Units the operation will consume at most: 1 per read, 1 per row written, N for a batch of N. */
   estimate: number;
-  /** The dimensions a quota's own dimensions are matched against. */
-  entity: string;
-}
-
-/** Operations that open a realtime subscription (WebSocket `subscribe`, SSE): 1 `realtime.subscriptions` each. */
-const SUBSCRIBES: ReadonlySet<string> = new Set(['Realtime.Subscribe', 'Realtime.Sse']);
-
-/** The entity a subscribe names (body of a WebSocket `subscribe`, `entity` query of SSE), for a quota's `entity` dimension. */
-function subscribedEntity(ctx: OperationContext): string {
-  const fromBody = typeof ctx.inv.body === 'object' && ctx.inv.body !== null ? (ctx.inv.body as Record<string, unknown>).entity : undefined;
-  const name = typeof fromBody === 'string' ? fromBody : ctx.inv.query.get('entity') ?? '';
-  return ctx.scope?.publication.byCollection.get(name)?.entityName ?? name;
+  /** The dimensions a quota's own dimensions are matched against: `entity` (entity operations), */
+  entity?: string;
+  /** and `eventType` (webhook deliveries). */
+  eventType?: string;
 }
 
 const READS: ReadonlySet<string> = new Set(['List', 'Read', 'Count', 'RelationList']);
@@ -29,11 +21,11 @@ function batchLength(body: unknown, key: 'items' | 'ids'): number {
 }
 
 /**
- * The units of an entity operation, or null for what counts toward no quota
- * (control plane, identity, usage, explainability: every non-entity route).
+ * The units of an entity operation, or null for what counts toward no windowed
+ * quota (control plane, identity, usage, explainability; realtime subscribes,
+ * which the hub bounds as open subscriptions: catalog.ts CONCURRENT_KINDS).
  */
 export function meteredOf(ctx: OperationContext): Metered | null {
-  if (SUBSCRIBES.has(ctx.operationId)) return { kind: 'realtime.subscriptions', estimate: 1, entity: subscribedEntity(ctx) };
   const op = ctx.entityOperation;
   if (op === null || ctx.entity === null) return null;
   const entity = ctx.entity.entityName;

@@ -6,6 +6,7 @@ import type { Logger } from '../log.js';
 import { CheckSlots } from './check-slots.js';
 import { evaluateChecks, type Matches, type RowCheck } from './filter-batch.js';
 import { DEFAULT_REALTIME_LIMITS, SubscriptionLimits, type PeerUsage, type RealtimeLimits } from './subscription-limits.js';
+import type { ConcurrencyQuotas } from '../quota/ledger.js';
 
 export type { RowCheck } from './filter-batch.js';
 export type { PeerUsage, RealtimeLimits } from './subscription-limits.js';
@@ -147,8 +148,8 @@ export class RealtimeHub {
   }
 
   /** Throws 429 when the actor (null: the platform admin) or the project has no free slot (handshake check). */
-  checkQuota(projectId: string, actor: string | null): void {
-    this.limits.check(projectId, actor);
+  checkQuota(projectId: string, actor: string | null, quotas?: ConcurrencyQuotas): void {
+    this.limits.check(projectId, actor, quotas);
   }
 
   /** 429 for a WebSocket connection already holding `used` subscriptions (in flight included), else null. */
@@ -157,8 +158,8 @@ export class RealtimeHub {
   }
 
   /** Takes a slot (synchronously, so concurrent subscribes on this node cannot overshoot); 429 when none is free. */
-  reserve(p: PreparedSubscription): void {
-    this.limits.reserve(holder(p));
+  reserve(p: PreparedSubscription, quotas?: ConcurrencyQuotas): number {
+    return this.limits.reserve(holder(p), quotas);
   }
 
   /** Gives back a slot taken by reserve() that was never attached (or after detach). */

@@ -1,4 +1,6 @@
 import { ServiceError } from '../errors/service-error.js';
+import { exhaustedReason } from '../quota/catalog.js';
+import { NO_CONCURRENCY_QUOTAS, type ConcurrencyQuotas } from '../quota/ledger.js';
 
 /** Subscriptions held by the other nodes of a cluster, for the per-project quota. */
 export interface PeerUsage {
@@ -11,7 +13,7 @@ export interface PeerUsage {
 
 /** Configured bounds (node/config.ts: REALTIME_MAX_*). */
 export interface RealtimeLimits {
-  /** Concurrent subscriptions per project, cluster-wide when peers are known (spec: 1,000). */
+  /** Concurrent subscriptions per project, cluster-wide when peers are known (spec: 1,000), unless a project quota sets its own. */
   perProject: number;
   /** Subscriptions on one WebSocket connection (an SSE stream is one subscription). */
   perConnection: number;
@@ -23,7 +25,8 @@ export interface RealtimeLimits {
 
 export const DEFAULT_REALTIME_LIMITS: RealtimeLimits = { perProject: 1000, perConnection: 100, perActor: 200, filtersPerProject: 500 };
 
-export const QUOTA_KIND = 'realtime.subscriptions.concurrent';
+/** The quota kind of every subscription bound (runtime/quota/catalog.ts CONCURRENT_KINDS): one mechanism with project quotas. */
+export const QUOTA_KIND = 'realtime.subscriptions';
 export const FILTER_QUOTA_KIND = 'realtime.filters.distinct';
 
 /** What one subscription slot counts against. */
@@ -38,13 +41,18 @@ export interface SlotHolder {
 /**
  * The same 429 QUOTA_EXCEEDED shape for every realtime bound (headers,
  * and `quota` in WebSocket error messages); the reasonCode says which bound.
- * A concurrency quota: a slot frees when a subscription ends (reset 0).
+ * A concurrency bound frees a slot as soon as a subscription ends, so it is
+ * retryable and its reset is now (an ISO 8601 instant, as the spec's header is).
  */
 function quotaError(reasonCode: string, message: string, kind: string, limit: number, used: number): ServiceError {
   return new ServiceError('QUOTA_EXCEEDED', reasonCode, message, {
-    headers: { 'X-Service-Quota-Kind': kind, 'X-Service-Quota-Limit': String(limit), 'X-Service-Quota-Used': String(used), 'X-Service-Quota-Reset': '0' },
+    retryable: true,
+    headers: { 'X-Service-Quota-Kind': kind, 'X-Service-Quota-Limit': String(limit), 'X-Service-Quota-Used': String(used), 'X-Service-Quota-Reset': new Date().toISOString() },
   });
 }
+
+/** The per-project bound: the project's hard (or reservation) `realtime.subscriptions` quota, else the node's default. */
+const projectLimit = (limits: RealtimeLimits, quotas: ConcurrencyQuotas): number => quotas.enforced?.limit ?? limits.perProject;
 
 const actorKey = (projectId: string, actor: string): string => `${projectId}\u0000${actor}`;
 
@@ -80,7 +88,7 @@ export class SubscriptionLimits {
   }
 
   /** Handshake check: 429 when the actor or the project has no free slot. */
-  check(projectId: string, actor: string | null): void {
+  check(projectId: string, actor: string | null, quotas: ConcurrencyQuotas = NO_CONCURRENCY_QUOTAS): void {
     if (actor !== null) {
       const n = this.actorUsed(projectId, actor);
       if (n >= this.limits.perActor) {
@@ -88,8 +96,9 @@ export class SubscriptionLimits {
       }
     }
     const used = this.usedBy(projectId);
-    if (used >= this.limits.perProject) {
-      throw quotaError('Quota.RealtimeSubscriptions', `at most ${this.limits.perProject} realtime subscriptions per project`, QUOTA_KIND, this.limits.perProject, used);
+    const limit = projectLimit(this.limits, quotas);
+    if (used >= limit) {
+      throw quotaError(exhaustedReason(QUOTA_KIND), `at most ${limit} realtime subscriptions open at once in this project`, QUOTA_KIND, limit, used);
     }
   }
 
@@ -99,9 +108,9 @@ export class SubscriptionLimits {
     return quotaError('Quota.RealtimeSubscriptionsPerConnection', `at most ${this.limits.perConnection} realtime subscriptions per connection`, QUOTA_KIND, this.limits.perConnection, used);
   }
 
-  /** Takes a slot for the holder; 429 (nothing taken) when a bound is reached. */
-  reserve(h: SlotHolder): void {
-    this.check(h.projectId, h.actor);
+  /** Takes a slot for the holder; 429 (nothing taken) when a bound is reached. Answers the project's open subscriptions after it. */
+  reserve(h: SlotHolder, quotas: ConcurrencyQuotas = NO_CONCURRENCY_QUOTAS): number {
+    this.check(h.projectId, h.actor, quotas);
     const filters = this.filters.get(h.projectId);
     if (h.filterKey !== null && filters?.has(h.filterKey) !== true && (filters?.size ?? 0) >= this.limits.filtersPerProject) {
       throw quotaError('Quota.RealtimeFilters', `at most ${this.limits.filtersPerProject} distinct realtime filters per project (subscribers sharing a filter count once)`, FILTER_QUOTA_KIND, this.limits.filtersPerProject, filters?.size ?? 0);
@@ -113,6 +122,7 @@ export class SubscriptionLimits {
       m.set(h.filterKey, (m.get(h.filterKey) ?? 0) + 1);
       this.filters.set(h.projectId, m);
     }
+    return this.usedBy(h.projectId);
   }
 
   /** Gives back a slot taken by reserve(). */

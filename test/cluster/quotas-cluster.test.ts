@@ -13,6 +13,7 @@ import { expectStatus } from '../support/expect.js';
 import { NatsCluster, natsServerAvailable } from '../support/nats-cluster.js';
 import { createTestDatabase, startServer, TEST_DATABASE_URL, type TestServer } from '../support/server.js';
 import { BudgetOwner, LEASE_TTL_MS } from '../../runtime/quota/budget-owner.js';
+import { UNLEASED_SYNC_MS } from '../../runtime/quota/ledger.js';
 import { reapPlinthProcesses, startPlinthProcess, type PlinthProcess } from '../support/plinth-process.js';
 
 const ready = natsServerAvailable() && TEST_DATABASE_URL !== null;
@@ -80,6 +81,35 @@ describe('quotas in cluster mode', { skip: !ready && !mustRun ? 'needs nats-serv
     expectStatus(await a.patch(`/api/usage/quotas/${q.body.data.id}`, { limit: 1 }), 200);
     expectStatus(await create(b), 429);
     expectStatus(await create(a), 429);
+  });
+
+  it('a soft quota counts cluster-wide: summary and overage events see both nodes (synced with the durable usage)', async () => {
+    const { projectId, a, b, adminA } = await project();
+    const q = await adminA.post(`/api/Usage/${projectId}/quotas`, { kind: 'write.monthly', limit: 10, mode: 'soft' });
+    expectStatus(q, 201);
+    for (let i = 0; i < 8; i++) expectStatus(await create(a), 201);
+    // A's events are durable within ~50 ms; B raises its unleased counters every UNLEASED_SYNC_MS.
+    await new Promise((r) => setTimeout(r, UNLEASED_SYNC_MS * 2 + 500));
+    for (let i = 0; i < 8; i++) expectStatus(await create(b), 201);
+    const adminB = new Client(nodes[1]!.url, { token });
+    const deadline = Date.now() + 10_000;
+    let used: number[] = [];
+    let overage = 0;
+    for (;;) {
+      used = [];
+      for (const c of [adminA, adminB]) {
+        const r = await c.get(`/api/Usage/${projectId}/summary`);
+        expectStatus(r, 200);
+        used.push(r.body.data.find((x: { quotaId: string }) => x.quotaId === q.body.data.id).used);
+      }
+      const ev = await adminA.get(`/api/Usage/${projectId}/events?kind=write.monthly.overage&pageSize=100`);
+      expectStatus(ev, 200);
+      overage = ev.body.data.reduce((n: number, e: { quantity: number }) => n + e.quantity, 0);
+      if ((used.every((u) => u === 16) && overage === 6) || Date.now() > deadline) break;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    assert.deepEqual(used, [16, 16], 'both nodes report the cluster-wide count');
+    assert.equal(overage, 6, 'the overage events sum to the units past the limit across both nodes');
   });
 
   it('a node hands its unused lease back when it stops (last: it stops node B)', async () => {

@@ -237,14 +237,16 @@ forEachBackend('realtime', (backend: Backend) => {
     assert.equal(over.type, 'error');
     assert.equal(over.status, 429);
     assert.equal(over.code, 'QUOTA_EXCEEDED');
-    assert.deepEqual(over.quota, { kind: 'realtime.subscriptions.concurrent', limit: 3, used: 3, reset: '0' });
+    assert.equal(over.reasonCode, 'Quota.RealtimeSubscriptions.Exhausted');
+    assert.deepEqual({ ...over.quota, reset: undefined }, { kind: 'realtime.subscriptions', limit: 3, used: 3, reset: undefined });
+    assert.ok(Math.abs(Date.parse(over.quota.reset) - Date.now()) < 60_000, 'a concurrency bound resets now');
     const headers = { ...p.headers, authorization: `Bearer ${server.adminToken}` };
     const sse = await fetch(`${server.url}/api/realtime/sse?entity=Order`, { headers });
     assert.equal(sse.status, 429, await sse.clone().text());
-    assert.equal(sse.headers.get('x-service-quota-kind'), 'realtime.subscriptions.concurrent');
+    assert.equal(sse.headers.get('x-service-quota-kind'), 'realtime.subscriptions');
     assert.equal(sse.headers.get('x-service-quota-limit'), '3');
     assert.equal(sse.headers.get('x-service-quota-used'), '3');
-    assert.equal(sse.headers.get('x-service-quota-reset'), '0');
+    assert.match(sse.headers.get('x-service-quota-reset') ?? '', /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
     assert.equal(((await sse.json()) as Json).error.code, 'QUOTA_EXCEEDED');
     await assert.rejects(WsClient.open(wsUrl, { headers }), (e: { statusCode?: number; headers?: Record<string, string> }) => e.statusCode === 429 && e.headers?.['x-service-quota-limit'] === '3');
     // Unsubscribing frees a slot.

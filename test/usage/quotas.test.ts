@@ -11,6 +11,7 @@ import { bootstrapProject, Client, defineEntity, type Reply } from '../support/c
 import { forEachBackend, startServer, type Backend, type TestServer } from '../support/server.js';
 import { expectError, expectStatus } from '../support/expect.js';
 import type { UsageEvent } from '../../runtime/services.js';
+import WebSocket from 'ws';
 
 interface Fresh { api: Client; projectId: string; tenant: string }
 
@@ -272,28 +273,81 @@ forEachBackend('quotas', (backend: Backend) => {
     expectStatus(await note(f), 429);
   });
 
-  it('realtime.subscriptions: a hard quota refuses the subscription past the limit (SSE), through the same stage', async () => {
-    const f = await fresh();
-    const id = await quota(f, { kind: 'realtime.subscriptions', limit: 1, mode: 'hard', dimensions: { entity: 'Note' } });
+  /** Opens an SSE subscription as the admin; answers the response (its body left open) and how to end it. */
+  async function openSse(f: Fresh, entity = 'Note'): Promise<{ res: Response; end(): Promise<void> }> {
     const headers = { authorization: `Bearer ${server.adminToken}`, 'x-service-tenant': f.tenant, 'x-service-project': 'app' };
-    const first = new AbortController();
-    const open = await fetch(`${server.url}/api/realtime/sse?entity=Note`, { headers, signal: first.signal });
-    assert.equal(open.status, 200);
-    first.abort();
-    await open.body?.cancel().catch(() => {});
-    const second = await fetch(`${server.url}/api/realtime/sse?entity=Note`, { headers });
-    assert.equal(second.status, 429);
-    const body = await second.json() as { error: { code: string; reasonCode: string; retryable: boolean } };
-    assert.deepEqual([body.error.code, body.error.reasonCode, body.error.retryable], ['QUOTA_EXCEEDED', 'Quota.RealtimeSubscriptions.Exhausted', false]);
-    assert.equal(second.headers.get('x-service-quota-kind'), 'realtime.subscriptions');
-    assert.equal(second.headers.get('x-service-quota-used'), '1');
-    // Another entity is outside the quota's dimensions.
-    const tags = new AbortController();
-    const other = await fetch(`${server.url}/api/realtime/sse?entity=Tag`, { headers, signal: tags.signal });
-    assert.equal(other.status, 200);
-    tags.abort();
-    await other.body?.cancel().catch(() => {});
-    assert.equal(await used(f, id), 1);
+    const abort = new AbortController();
+    const res = await fetch(`${server.url}/api/realtime/sse?entity=${entity}`, { headers, signal: abort.signal });
+    return { res, end: async () => { abort.abort(); await res.body?.cancel().catch(() => {}); } };
+  }
+
+  async function waitFor(what: string, check: () => Promise<boolean>): Promise<void> {
+    const deadline = Date.now() + 5_000;
+    while (!(await check())) {
+      if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+
+  it('realtime.subscriptions: a hard quota bounds the open subscriptions (one mechanism with the hub), a freed slot admits again', async () => {
+    const f = await fresh();
+    const id = await quota(f, { kind: 'realtime.subscriptions', limit: 2, mode: 'hard' });
+    const a = await openSse(f);
+    const b = await openSse(f, 'Tag');
+    assert.deepEqual([a.res.status, b.res.status], [200, 200]);
+    assert.equal(await used(f, id), 2, 'summary: the subscriptions open now');
+    const before = Date.now();
+    const third = await openSse(f);
+    assert.equal(third.res.status, 429);
+    const body = await third.res.json() as { error: { code: string; reasonCode: string; retryable: boolean; correlationId: string } };
+    assert.deepEqual([body.error.code, body.error.reasonCode, body.error.retryable], ['QUOTA_EXCEEDED', 'Quota.RealtimeSubscriptions.Exhausted', true]);
+    assert.equal(body.error.correlationId, third.res.headers.get('x-service-correlation-id'));
+    assert.equal(third.res.headers.get('x-service-quota-kind'), 'realtime.subscriptions');
+    assert.equal(third.res.headers.get('x-service-quota-limit'), '2');
+    assert.equal(third.res.headers.get('x-service-quota-used'), '2');
+    // A slot frees as soon as a subscription ends: the reset is "now".
+    const reset = Date.parse(third.res.headers.get('x-service-quota-reset') ?? '');
+    assert.ok(reset >= before - 1000 && reset <= Date.now() + 1000, `reset ${third.res.headers.get('x-service-quota-reset')}`);
+
+    await a.end();
+    await waitFor('the slot to be released', async () => (await used(f, id)) === 1);
+    const again = await openSse(f);
+    assert.equal(again.res.status, 200);
+    // Raising the limit applies from the next subscribe.
+    expectStatus(await f.api.patch(`/api/usage/quotas/${id}`, { limit: 3 }), 200);
+    const fourth = await openSse(f);
+    assert.equal(fourth.res.status, 200);
+    assert.equal(await used(f, id), 3);
+    // The WebSocket handshake is held to the same bound (the realtime route checks it before upgrading).
+    const refusedWs = await new Promise<{ status: number; kind: string | undefined }>((resolve, reject) => {
+      const ws = new WebSocket(`${server.url.replace('http', 'ws')}/api/realtime`, {
+        headers: { authorization: `Bearer ${server.adminToken}`, 'x-service-tenant': f.tenant, 'x-service-project': 'app' },
+      });
+      ws.on('unexpected-response', (_req, res) => resolve({ status: res.statusCode ?? 0, kind: res.headers['x-service-quota-kind'] as string | undefined }));
+      ws.on('open', () => { ws.terminate(); reject(new Error('the handshake was accepted past the quota')); });
+      ws.on('error', () => {});
+    });
+    assert.deepEqual(refusedWs, { status: 429, kind: 'realtime.subscriptions' });
+    await Promise.all([b.end(), again.end(), fourth.end()]);
+  });
+
+  it('realtime.subscriptions: a soft quota admits past its limit and charges each extra subscription as 1 overage unit', async () => {
+    const f = await fresh();
+    const id = await quota(f, { kind: 'realtime.subscriptions', limit: 1, mode: 'soft' });
+    const a = await openSse(f);
+    const b = await openSse(f);
+    const c = await openSse(f);
+    assert.deepEqual([a.res.status, b.res.status, c.res.status], [200, 200, 200]);
+    const mine = overage.filter((e) => e.projectId === f.projectId && e.kind === 'realtime.subscriptions.overage');
+    assert.deepEqual(mine.map((e) => [e.quantity, e.dimensions?.quotaId, e.operationId]), [[1, id, 'Realtime.Sse'], [1, id, 'Realtime.Sse']]);
+    assert.equal(await used(f, id), 3);
+    await Promise.all([a.end(), b.end(), c.end()]);
+  });
+
+  it('realtime.subscriptions takes no dimensions (it bounds the project as a whole)', async () => {
+    const f = await fresh();
+    const r = await admin.post(`/api/Usage/${f.projectId}/quotas`, { kind: 'realtime.subscriptions', limit: 2, mode: 'hard', dimensions: { entity: 'Note' } });
+    expectError(r, 422, 'VALIDATION_FAILED', 'Quota.InvalidDimensions', 'dimensions');
   });
 
   it('counts exactly under concurrency: never more successes than the limit', async () => {

@@ -295,6 +295,40 @@ forEachBackend('outbound webhooks', (backend: Backend) => {
     assert.deepEqual([...ids].sort(), [late, early, later].sort(), 'each event delivered once');
   });
 
+  it('a hard webhook.deliveries.monthly quota holds deliveries past its limit back (not sent, no attempt) until it is raised', async () => {
+    await defineEntity(client, { entityName: 'Meter', fields: [{ name: 'label', type: 'String', nullable: true }] });
+    const ep = await createEndpoint('metered', { eventTypeFilter: 'entity.Meter.created' });
+    const q = await call('POST', '/api/usage/quotas', { kind: 'webhook.deliveries.monthly', limit: 2, mode: 'hard', dimensions: { eventType: 'entity.Meter.created' } });
+    expectStatus(q, 201);
+    for (const label of ['m1', 'm2', 'm3', 'm4']) await insert('meters', { label });
+    const split = await waitFor('two sent and two held deliveries', async () => {
+      const ds = await deliveries(ep.id);
+      const sent = ds.filter((d) => d.state === 'Succeeded');
+      const held = ds.filter((d) => d.heldReason !== undefined);
+      return sent.length === 2 && held.length === 2 ? { sent, held } : undefined;
+    });
+    for (const d of split.held) {
+      assert.equal(d.heldReason, 'Quota.WebhookDeliveriesMonthly.Exhausted');
+      assert.equal(d.state, 'Pending', 'a held delivery is neither failed nor dead-lettered');
+      assert.deepEqual(d.attempts, [], 'no attempt is recorded for it');
+      assert.ok(Date.parse(d.nextAttemptAt) > Date.now() + 60_000, 'it waits for the window to reset');
+    }
+    assert.equal(rx.requests('metered').length, 2, 'nothing past the limit was sent');
+    const summary = await call('GET', '/api/usage/summary');
+    expectStatus(summary, 200);
+    assert.equal(summary.body.data.find((x: Json) => x.quotaId === q.body.data.id).used, 2);
+
+    // Raising the limit lets the held deliveries go at once.
+    expectStatus(await call('PATCH', `/api/usage/quotas/${q.body.data.id}`, { limit: 4 }), 200);
+    await waitFor('all four delivered', async () => {
+      const ds = await deliveries(ep.id);
+      return ds.length === 4 && ds.every((d) => d.state === 'Succeeded' && d.attempts.length === 1 && d.heldReason === undefined) ? ds : undefined;
+    });
+    assert.equal(rx.requests('metered').length, 4);
+    assert.ok(rx.requests('metered').every((r) => r.verified));
+    expectStatus(await call('DELETE', `/api/usage/quotas/${q.body.data.id}`), 204);
+  });
+
   it('manages endpoints: list, read, patch, put, delete, validation', async () => {
     const c = await call('POST', '/api/webhooks/endpoints', { url: `${rx.url}/hook/crud`, eventTypeFilter: 'nothing.*' });
     expectStatus(c, 201);

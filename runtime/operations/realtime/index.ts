@@ -9,6 +9,7 @@ import type { PreparedSubscription, RealtimeHub, RowCheck } from '../../realtime
 import { mintSubscriptionToken } from '../../realtime/subscription-token.js';
 import { connectionOwner, grantsChangedError, ownerEndedError, projectConnections, sessionConnections } from '../../realtime/session-connections.js';
 import { single } from '../envelopes.js';
+import { reserveSlot, subscriptionQuotas } from './subscription-quota.js';
 import { noGrants, type OperationContext, type OperationSpec } from '../types.js';
 
 const hubOf = (ctx: OperationContext): RealtimeHub => {
@@ -103,7 +104,8 @@ export const REALTIME_SPECS = {
   connect: {
     id: 'Realtime.Connect', authn: 'user', scope: 'project', grants: noGrants,
     execute: async (ctx) => {
-      hubOf(ctx).checkQuota(ctx.scope!.project.id, actorOf(ctx));
+      const loaded = subscriptionQuotas(ctx);
+      hubOf(ctx).checkQuota(ctx.scope!.project.id, actorOf(ctx), loaded instanceof Promise ? await loaded : loaded);
       // owner: the adapter closes the connection when that session is revoked (or that API key deleted).
       return { status: 200, body: { tenantId: ctx.scope!.tenant.id, projectId: ctx.scope!.project.id, branch: ctx.scope!.branch, owner: connectionOwner(ctx.actor) } };
     },
@@ -113,7 +115,7 @@ export const REALTIME_SPECS = {
     id: 'Realtime.Subscribe', authn: 'user', scope: 'project', grants: readGrant,
     execute: async (ctx) => {
       const prepared = prepare(ctx);
-      hubOf(ctx).reserve(prepared);
+      await reserveSlot(ctx, hubOf(ctx), prepared);
       return { status: 200, body: prepared };
     },
   },
@@ -123,7 +125,7 @@ export const REALTIME_SPECS = {
     execute: async (ctx) => {
       const hub = hubOf(ctx);
       const prepared = prepare(ctx);
-      hub.reserve(prepared);
+      await reserveSlot(ctx, hub, prepared);
       const id = ctx.inv.query.get('id') ?? 'sse';
       if (id.length > 64) {
         hub.release(prepared);

@@ -138,12 +138,14 @@ async function update(ctx: OperationContext, patch: boolean) {
   return single(ctx, withReveal(endpointRecord(row), revealTokenId));
 }
 
-interface DeliveryRow { id: string; endpoint_id: string; event_id: string; event_type: string; state: string; attempts: unknown[]; next_attempt_at: string; created_at: string; updated_at: string }
-const DCOLS = 'id, endpoint_id, event_id, event_type, state, attempts, next_attempt_at, created_at, updated_at';
+interface DeliveryRow { id: string; endpoint_id: string; event_id: string; event_type: string; state: string; attempts: unknown[]; next_attempt_at: string; held_reason: string | null; created_at: string; updated_at: string }
+const DCOLS = 'id, endpoint_id, event_id, event_type, state, attempts, next_attempt_at, held_reason, created_at, updated_at';
 
 export const deliveryRecord = (r: DeliveryRow): Record<string, unknown> => ({
   id: r.id, endpointId: r.endpoint_id, eventId: r.event_id, eventType: r.event_type, state: r.state, attempts: r.attempts,
   nextAttemptAt: r.state === 'Pending' || r.state === 'RetryScheduled' ? iso(r.next_attempt_at) : null,
+  // Present while a hard webhook.deliveries.monthly quota holds the delivery back (docs/webhooks.md).
+  ...(r.held_reason === null || r.held_reason === undefined ? {} : { heldReason: r.held_reason }),
   createdAt: iso(r.created_at), updatedAt: iso(r.updated_at),
 });
 
@@ -176,7 +178,7 @@ export async function scheduleDelivery(ctx: OperationContext, endpointId: string
   const row = (await ctx.services.db.query<DeliveryRow>(
     `INSERT INTO ${S}.webhook_deliveries AS d (id, project_id, endpoint_id, event_id, event_type, payload, state, attempt_limit)
      SELECT $1, $2, ep.id, $4, $5, $6::jsonb, 'Pending', ep.max_attempts FROM ${S}.webhook_endpoints ep WHERE ep.id = $3 AND ep.project_id = $2
-     ON CONFLICT (endpoint_id, event_id) DO UPDATE SET state = 'Pending', next_attempt_at = now(), updated_at = now(),
+     ON CONFLICT (endpoint_id, event_id) DO UPDATE SET state = 'Pending', next_attempt_at = now(), updated_at = now(), held_reason = NULL,
        attempt_limit = jsonb_array_length(d.attempts) + (SELECT max_attempts FROM ${S}.webhook_endpoints WHERE id = d.endpoint_id)
      WHERE d.state <> 'Claimed' OR d.claimed_until < now()
      RETURNING ${DCOLS}`,

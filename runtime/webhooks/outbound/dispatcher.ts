@@ -4,6 +4,9 @@ import type { EventEnvelope } from '../../events/event-store.js';
 import type { Logger } from '../../log.js';
 import type { SecretStore } from '../../secrets/index.js';
 import type { UsageSink } from '../../services.js';
+import { ServiceError } from '../../errors/service-error.js';
+import type { QuotaHold } from '../../quota/ledger.js';
+import type { Metered } from '../../quota/units.js';
 import { matches, type EndpointFilter } from './matching.js';
 import { checkTarget } from './url-guard.js';
 
@@ -33,6 +36,13 @@ export interface DispatcherOptions {
   routeDb?: SqlClient;
   /** Where each attempt that sends a request is metered (`webhook.deliveries.monthly`); absent: not metered. */
   usage?: UsageSink;
+  /** The node's quota ledger: `webhook.deliveries.monthly` quotas admit each attempt (docs/webhooks.md "Quotas"); absent: none apply. */
+  quotas?: WorkAdmission;
+}
+
+/** What the dispatcher needs of the quota ledger (runtime/quota/ledger.ts). */
+export interface WorkAdmission {
+  admitWork(projectId: string, m: Metered, work: { operationId: string; correlationId: string }): Promise<QuotaHold | null>;
 }
 
 /** What operations need from the running webhook machinery (Services.webhooks). */
@@ -74,7 +84,8 @@ interface ClaimRow {
 }
 
 /** What one attempt did, written back for the whole round in one statement. */
-interface AttemptOutcome { id: string; claim_token: string; state: string; attempt: Record<string, unknown>; delay: number }
+/** `attempt` null and `held` set: a quota held the delivery back, nothing was sent and no attempt is recorded. */
+interface AttemptOutcome { id: string; claim_token: string; state: string; attempt: Record<string, unknown> | null; delay: number; held: string | null }
 
 /**
  * Routes committed events to delivery rows and sends due deliveries. Runs on
@@ -103,7 +114,7 @@ export class WebhookDispatcher implements OutboundWebhooks {
   private readonly leaseMs: number;
   private readonly timeoutMs: number;
   readonly allowPrivateTargets: boolean;
-  readonly stats = { routed: 0, sent: 0, succeeded: 0, failed: 0 };
+  readonly stats = { routed: 0, sent: 0, succeeded: 0, failed: 0, held: 0 };
 
   constructor(private readonly db: SqlClient, readonly secrets: SecretStore, private readonly log: Logger, private readonly opts: DispatcherOptions) {
     this.intervalMs = opts.intervalMs ?? 200;
@@ -254,9 +265,10 @@ export class WebhookDispatcher implements OutboundWebhooks {
       const outcomes = await round;
       // One statement records the round; each row only while this claim still holds it.
       await this.db.query(
-        `UPDATE ${S}.webhook_deliveries d SET state = x.state, attempts = d.attempts || jsonb_build_array(x.attempt),
-           next_attempt_at = now() + (x.delay * interval '1 millisecond'), claimed_until = NULL, claim_token = NULL, updated_at = now()
-         FROM jsonb_to_recordset($1::jsonb) AS x(id uuid, claim_token uuid, state text, attempt jsonb, delay int)
+        `UPDATE ${S}.webhook_deliveries d SET state = x.state,
+           attempts = CASE WHEN x.attempt IS NULL THEN d.attempts ELSE d.attempts || jsonb_build_array(x.attempt) END,
+           next_attempt_at = now() + (x.delay * interval '1 millisecond'), claimed_until = NULL, claim_token = NULL, held_reason = x.held, updated_at = now()
+         FROM jsonb_to_recordset($1::jsonb) AS x(id uuid, claim_token uuid, state text, attempt jsonb, delay bigint, held text)
          WHERE d.id = x.id AND d.claim_token = x.claim_token`,
         [JSON.stringify(outcomes)],
       );
@@ -274,12 +286,49 @@ export class WebhookDispatcher implements OutboundWebhooks {
    */
   private meter(row: ClaimRow, at: string): void {
     if (this.opts.usage === undefined || row.tenant_id === null) return;
-    const data = (row.payload as { data?: { correlationId?: unknown } } | null)?.data;
     this.opts.usage.record({
       tenantId: row.tenant_id, projectId: row.project_id, kind: 'webhook.deliveries.monthly', quantity: 1, at,
-      operationId: 'Webhook.Delivery', correlationId: typeof data?.correlationId === 'string' ? data.correlationId : row.event_id,
+      operationId: 'Webhook.Delivery', correlationId: correlationOf(row),
       dimensions: { eventType: row.event_type },
     });
+  }
+
+  /**
+   * The project's `webhook.deliveries.monthly` quotas for one attempt: null
+   * when none applies; a hold to settle once the request went out; or the
+   * hard answer, when the delivery must wait (`held`).
+   */
+  private async admit(row: ClaimRow): Promise<QuotaHold | null | { refused: ServiceError }> {
+    if (this.opts.quotas === undefined) return null;
+    try {
+      return await this.opts.quotas.admitWork(row.project_id, { kind: 'webhook.deliveries.monthly', estimate: 1, eventType: row.event_type }, {
+        operationId: 'Webhook.Delivery', correlationId: correlationOf(row),
+      });
+    } catch (err) {
+      if (err instanceof ServiceError && err.code === 'QUOTA_EXCEEDED') return { refused: err };
+      throw err;
+    }
+  }
+
+  /**
+   * A hard (or reservation) quota refused the attempt: nothing is sent and no
+   * attempt is recorded; the delivery keeps its state and waits until the
+   * window resets, or until the project's quotas change (releaseHeld).
+   */
+  private held(row: ClaimRow, refused: ServiceError): AttemptOutcome {
+    const reset = Date.parse(refused.details.headers?.['X-Service-Quota-Reset'] ?? '');
+    const delay = Number.isFinite(reset) ? Math.max(1_000, reset - Date.now()) : 60_000;
+    this.stats.held++;
+    return { id: row.id, claim_token: row.claim_token, state: row.attempts.length === 0 ? 'Pending' : 'RetryScheduled', attempt: null, delay, held: refused.reasonCode };
+  }
+
+  /** The project's quotas changed: deliveries a quota held back are due again at once (the next claim checks them anew). */
+  async releaseHeld(projectId: string): Promise<void> {
+    const r = await this.db.query(
+      `UPDATE ${S}.webhook_deliveries SET next_attempt_at = now(), updated_at = now()
+       WHERE project_id = $1 AND held_reason IS NOT NULL AND state IN ('Pending', 'RetryScheduled')`, [projectId],
+    );
+    if ((r.rowCount ?? 0) > 0) this.kick();
   }
 
   /** Sends one attempt; never throws (a failure is the attempt's outcome). */
@@ -288,12 +337,16 @@ export class WebhookDispatcher implements OutboundWebhooks {
     const at = new Date(started).toISOString();
     let status: number | null = null;
     let error: string | undefined;
+    let hold: QuotaHold | null = null;
     try {
       const url = new URL(row.url);
       await checkTarget(url, this.allowPrivateTargets);
       if (row.sealed_secret === null) throw new Error('signing secret missing');
       const secret = this.secrets.unseal(row.secret_id, row.sealed_secret);
       const raw = JSON.stringify(row.payload);
+      const admitted = await this.admit(row);
+      if (admitted !== null && 'refused' in admitted) return this.held(row, admitted.refused);
+      hold = admitted;
       this.meter(row, at);
       const res = await fetch(url, {
         method: 'POST',
@@ -314,6 +367,8 @@ export class WebhookDispatcher implements OutboundWebhooks {
       error = err instanceof Error ? (err.name === 'TimeoutError' ? `timed out after ${this.timeoutMs} ms` : err.message) : String(err);
       if (typeof (err as { reasonCode?: unknown }).reasonCode === 'string') error = `${(err as { reasonCode: string }).reasonCode}: ${error}`;
     }
+    // Metered and counted once the request went out, whatever it answered (as the usage metering counts attempts).
+    hold?.settleUnits(1);
     const durationMs = Date.now() - started;
     const kind = classify(status);
     const made = row.attempts.length + 1;
@@ -323,7 +378,7 @@ export class WebhookDispatcher implements OutboundWebhooks {
     this.stats.sent++;
     if (state === 'Succeeded') this.stats.succeeded++;
     else this.stats.failed++;
-    return { id: row.id, claim_token: row.claim_token, state, attempt, delay };
+    return { id: row.id, claim_token: row.claim_token, state, attempt, delay, held: null };
   }
 
   /** Stops claiming and waits (bounded) for the sends in flight. */
@@ -346,4 +401,10 @@ async function excerpt(res: Response): Promise<string> {
   } catch {
     return '';
   }
+}
+
+/** The correlation id of the write that produced the event (the event's id when it carries none). */
+function correlationOf(row: ClaimRow): string {
+  const data = (row.payload as { data?: { correlationId?: unknown } } | null)?.data;
+  return typeof data?.correlationId === 'string' ? data.correlationId : row.event_id;
 }
