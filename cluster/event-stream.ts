@@ -1,4 +1,4 @@
-import { DeliverPolicy, DiscardPolicy, RetentionPolicy, StorageType, type Consumer, type ConsumerMessages, type JsMsg, type StreamConfig } from '@nats-io/jetstream';
+import { DeliverPolicy, DiscardPolicy, RetentionPolicy, StorageType, jetstream, type Consumer, type ConsumerMessages, type JetStreamClient, type JsMsg, type StreamConfig } from '@nats-io/jetstream';
 import { retryJetStream } from './js-retry.js';
 import { replicasFor, type ClusterConnection } from './nats-connection.js';
 
@@ -28,6 +28,15 @@ export interface EventStreamOptions {
   /** Replica count; default replicasFor(conn) (3 on a 3+ server cluster). */
   replicas?: number;
 }
+
+/**
+ * One attempt at creating an ordered (R1, in-memory) consumer. The meta
+ * leader may place it on a server that died moments ago and has not been
+ * noticed yet (nats-server 2.9): that request never gets an answer, while a
+ * retry is placed anew. Short attempts (rather than the connection's 5 s)
+ * fit several placements into the retry deadline.
+ */
+const CONSUMER_CREATE_TIMEOUT_MS = 2_000;
 
 export const EVENT_STREAM_DEFAULTS = {
   stream: 'PLINTH_EVENTS',
@@ -97,6 +106,8 @@ export class JetStreamEventLog {
   readonly stream: string;
   readonly stats: EventLogStats = { published: 0, duplicates: 0, failedBatches: 0 };
   private readonly opts: Required<Omit<EventStreamOptions, 'stream' | 'replicas'>> & { replicas: number };
+  /** A JetStream context with a short request timeout, for creating readers' consumers (see CONSUMER_CREATE_TIMEOUT_MS). */
+  private readerJs: JetStreamClient | null = null;
 
   constructor(private readonly conn: ClusterConnection, opts: EventStreamOptions = {}) {
     this.stream = opts.stream ?? EVENT_STREAM_DEFAULTS.stream;
@@ -194,14 +205,18 @@ export class JetStreamEventLog {
   }
 
   private orderedConsumer(filter: string, afterSeq: number): Promise<Consumer> {
-    return retryJetStream(() =>
-      this.conn.js.consumers.get(this.stream, {
-        filter_subjects: filter,
-        deliver_policy: DeliverPolicy.StartSequence,
-        opt_start_seq: afterSeq + 1,
-        // An abandoned ordered consumer (a node died mid-tail) is removed by the server after this.
-        inactive_threshold: 30_000,
-      }),
+    this.readerJs ??= jetstream(this.conn.nc, { timeout: CONSUMER_CREATE_TIMEOUT_MS });
+    const js = this.readerJs;
+    return retryJetStream(
+      () =>
+        js.consumers.get(this.stream, {
+          filter_subjects: filter,
+          deliver_policy: DeliverPolicy.StartSequence,
+          opt_start_seq: afterSeq + 1,
+          // An abandoned ordered consumer (a node died mid-tail) is removed by the server after this.
+          inactive_threshold: 30_000,
+        }),
+      { deadlineMs: 20_000 },
     );
   }
 

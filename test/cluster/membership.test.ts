@@ -51,28 +51,33 @@ describe('cluster membership (plinth_members KV bucket)', { skip: SKIP }, () => 
     const one = await join('node-1', 1);
     const two = await join('node-2', 2);
 
-    const both = await pollUntil(() => one.m.members(), (ms) => ms.length === 2, 5_000, 'two members');
+    const both = await pollUntil(() => one.m.members(), (ms) => ms.length === 2, 10_000, 'two members');
     assert.deepEqual(ids(both), ['node-1', 'node-2']);
     const m2 = both[1]!;
     assert.deepEqual([m2.url, m2.load], ['http://127.0.0.1:4002', { activations: 2, inFlight: 1, rssBytes: 1024 }]);
     assert.ok(!Number.isNaN(Date.parse(m2.startedAt)) && !Number.isNaN(Date.parse(m2.updatedAt)));
     assert.deepEqual(ids(await two.m.members()), ['node-1', 'node-2']);
 
-    // Graceful leave: the entry is deleted.
+    // Graceful leave: the entry is deleted. A listing that times out on a loaded machine answers from the
+    // previous one, so the next listings (not a TTL later) must show it gone.
     await two.m.stop();
-    assert.deepEqual(ids(await one.m.members()), ['node-1']);
+    await pollUntil(() => one.m.members(), (ms) => ids(ms).join() === 'node-1', 3_000, 'node-2 gone after leaving');
 
     // Crash: no goodbye, the heartbeats just stop.
     const three = await join('node-3', 3);
-    await pollUntil(() => one.m.members(), (ms) => ms.length === 2, 5_000, 'node-3 joined');
+    await pollUntil(() => one.m.members(), (ms) => ms.length === 2, 10_000, 'node-3 joined');
     const diedAt = performance.now();
     await three.conn.nc.close();
     // Still listed for a while: its last heartbeat is fresh.
-    assert.deepEqual(ids(await one.m.members()), ['node-1', 'node-3']);
+    const dying = await one.m.members();
+    assert.deepEqual(ids(dying), ['node-1', 'node-3']);
+    const lastBeat = Date.parse(dying[1]!.updatedAt);
     await pollUntil(() => one.m.members(), (ms) => ids(ms).join() === 'node-1', MEMBERSHIP_DEFAULTS.ttlMs + 5_000, 'dead node-3 gone');
     const goneMs = performance.now() - diedAt;
-    console.log(`# membership: a crashed node left the list ${goneMs.toFixed(0)} ms after its death (TTL ${MEMBERSHIP_DEFAULTS.ttlMs} ms, heartbeat ${MEMBERSHIP_DEFAULTS.heartbeatMs} ms)`);
-    assert.ok(goneMs > MEMBERSHIP_DEFAULTS.ttlMs - MEMBERSHIP_DEFAULTS.heartbeatMs - 500, `gone too early: ${goneMs} ms`);
-    assert.ok(goneMs < MEMBERSHIP_DEFAULTS.ttlMs + 3_000, `gone too late: ${goneMs} ms`);
+    const sinceBeatMs = Date.now() - lastBeat;
+    console.log(`# membership: a crashed node left the list ${goneMs.toFixed(0)} ms after its death, ${sinceBeatMs} ms after its last heartbeat (TTL ${MEMBERSHIP_DEFAULTS.ttlMs} ms, heartbeat ${MEMBERSHIP_DEFAULTS.heartbeatMs} ms)`);
+    // Measured from its last heartbeat (a loaded machine can delay beats): listed for the whole TTL, then gone.
+    assert.ok(sinceBeatMs > MEMBERSHIP_DEFAULTS.ttlMs - 500, `gone too early: ${sinceBeatMs} ms after its last heartbeat`);
+    assert.ok(goneMs < MEMBERSHIP_DEFAULTS.ttlMs + 3_000, `gone too late: ${goneMs} ms after its death`);
   });
 });
