@@ -111,6 +111,7 @@ function accept(services: Services, opts: RestOptions, inFlight: InFlight, res: 
     // Drain any body the client sends, but answer without reading it.
     return refuse(matched, UNROUTED);
   }
+  if (matched.spec.errorShape !== undefined) target.errorShape = matched.spec.errorShape;
   for (const h of matched.spec.requestHeaders ?? []) extraHeaders[h] = req.getHeader(h);
   const declared = Number(meta.contentLength);
   if (meta.contentLength !== '' && (!Number.isFinite(declared) || declared > opts.maxBodyBytes)) {

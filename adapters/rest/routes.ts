@@ -25,6 +25,7 @@ import { accessPostSpec } from '../../runtime/operations/explainability/access-p
 import { notFoundSpec } from './not-found.js';
 import { QUOTA_SPECS as Q } from '../../runtime/operations/usage/quotas.js';
 import { GRAPHQL_SCHEMA_SPEC } from '../../runtime/operations/graphql/schema-sdl.js';
+import { GRAPHQL_REQUEST_SPEC } from '../../runtime/operations/graphql/request.js';
 
 type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -47,6 +48,7 @@ export const STATIC_ROUTES: StaticRoute[] = [
   { method: 'GET', path: 'openapi.yaml', spec: DISCOVERY_SPECS.openApiYaml! },
   // Also answered at /graphql/schema (handler.ts).
   { method: 'GET', path: 'graphql/schema', spec: GRAPHQL_SCHEMA_SPEC },
+  { method: 'POST', path: 'graphql', spec: GRAPHQL_REQUEST_SPEC },
 
   { method: 'GET', path: 'TenantRecord', spec: TENANT_SPECS.list },
   { method: 'POST', path: 'TenantRecord', spec: TENANT_SPECS.create },

@@ -24,6 +24,8 @@ export interface ReplyTarget {
   started?: boolean;
   /** Set by a streaming response; the handler's onAborted calls it (uWS keeps one abort handler per response). */
   onAbort?: () => void;
+  /** The route's error shape (OperationSpec.errorShape): GraphQL's `errors[]` instead of the REST envelope. */
+  errorShape?: 'graphql';
 }
 
 function send(t: ReplyTarget, status: number, headers: Record<string, string> | undefined, body: string | null, contentType: string): void {
@@ -69,7 +71,17 @@ export function writeResult(t: ReplyTarget, r: Result, basePath = '/api'): void 
 }
 
 export function writeError(t: ReplyTarget, err: ServiceError, basePath: string): void {
-  send(t, httpStatusOf(err), err.details.headers, JSON.stringify(toErrorEnvelope(err, t.correlationId, basePath)), JSON_TYPE);
+  const envelope = toErrorEnvelope(err, t.correlationId, basePath);
+  if (t.errorShape !== 'graphql') return send(t, httpStatusOf(err), err.details.headers, JSON.stringify(envelope), JSON_TYPE);
+  // GraphQL over HTTP answers a request it could not read (bad JSON, no query) 400, as it does document errors.
+  const status = err.code === 'VALIDATION_FAILED' ? 400 : httpStatusOf(err);
+  send(t, status, err.details.headers, JSON.stringify(asGraphQLErrors(envelope.error)), JSON_TYPE);
+}
+
+/** A refusal of a whole GraphQL request (no credential, bad JSON, body too large) in GraphQL's shape (CONTRACT: GraphQL errors). */
+function asGraphQLErrors(e: ReturnType<typeof toErrorEnvelope>['error']): { errors: unknown[] } {
+  const { message, code, reasonCode, correlationId, field, explainUrl, retryable } = e;
+  return { errors: [{ message, extensions: { code, reasonCode, correlationId, ...(field === undefined ? {} : { field }), ...(retryable ? { retryable } : {}), explainUrl } }] };
 }
 
 /**

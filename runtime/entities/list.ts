@@ -40,16 +40,26 @@ const idDescending = (sort: readonly SortKey[]): boolean => sort.length > 0 && s
 const orderSql = (sort: readonly SortKey[]): string =>
   [...sort.map((k) => `t.${quoteIdent(k.field)} ${k.desc ? 'DESC' : 'ASC'}`), `t.id ${idDescending(sort) ? 'DESC' : 'ASC'}`].join(', ');
 
+/** One key of a keyset order: a column, its direction, and its field (null for `id`). */
+export interface KeysetKey {
+  col: string;
+  desc: boolean;
+  field: FieldDef | null;
+}
+
+/** The (sort…, id) keys of `sort` over alias `t`, the id tie-breaker in the last key's direction. */
+export const keysetKeys = (entity: CompiledEntity, sort: readonly SortKey[], alias = 't'): KeysetKey[] => [
+  ...sort.map((k) => ({ col: `${alias}.${quoteIdent(k.field)}`, desc: k.desc, field: entity.queryableFields.get(k.field)! })),
+  { col: `${alias}.id`, desc: idDescending(sort), field: null },
+];
+
 /**
- * Keyset predicate "strictly after the cursor row" in (sort…, id) order.
+ * Keyset predicate "strictly after the cursor row" in the keys' order.
  * PostgreSQL orders NULLs last ascending and first descending; the
  * predicate follows the same rule so pages never skip or repeat rows.
+ * With every direction flipped it is "strictly before" (backward pages).
  */
-function afterCursorSql(entity: CompiledEntity, sort: readonly SortKey[], values: readonly unknown[], sql: SqlParams): string {
-  const keys: Array<{ col: string; desc: boolean; field: FieldDef | null }> = [
-    ...sort.map((k) => ({ col: `t.${quoteIdent(k.field)}`, desc: k.desc, field: entity.queryableFields.get(k.field)! })),
-    { col: 't.id', desc: idDescending(sort), field: null },
-  ];
+export function keysetAfterSql(keys: readonly KeysetKey[], values: readonly unknown[], sql: SqlParams): string {
   // Values were checked against their key's type when the cursor was decoded (cursor.ts).
   const param = (i: number): string => {
     const f = keys[i]!.field;
@@ -72,6 +82,9 @@ function afterCursorSql(entity: CompiledEntity, sort: readonly SortKey[], values
   }
   return ors.length === 0 ? 'FALSE' : `(${ors.join(' OR ')})`;
 }
+
+const afterCursorSql = (entity: CompiledEntity, sort: readonly SortKey[], values: readonly unknown[], sql: SqlParams): string =>
+  keysetAfterSql(keysetKeys(entity, sort), values, sql);
 
 export interface ListQuery {
   text: string;

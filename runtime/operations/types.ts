@@ -1,3 +1,4 @@
+import type { PageShape, RowShape } from '../entities/shape.js';
 import type { CompiledEntity } from '../entities/compiled-entity.js';
 import type { CompiledPublication } from '../publication/compiled-publication.js';
 import type { EntityOperation } from '../publication/operations.js';
@@ -76,9 +77,19 @@ export interface Scope {
 }
 
 /** Protocol-neutral request: what every adapter turns its traffic into. */
+/** The protocol a request came in by: audit rows, usage events and bindings name it. */
+export type Protocol = 'rest' | 'graphql' | 'grpc' | 'mcp';
+
+/**
+ * A shaped read (entities/shape.ts): protocols that select fields describe
+ * the rows they want instead of REST's query string. List takes `page`,
+ * Read takes `row`; the executor plans either into one SQL statement.
+ */
+export type ShapedRead = { page: PageShape } | { row: RowShape };
+
 export interface Invocation {
   correlationId: string;
-  protocol: 'rest';
+  protocol: Protocol;
   operation: OperationSpec;
   /** Entity collection segment (`orders`) for entity operations. */
   collection: string | null;
@@ -101,6 +112,8 @@ export interface Invocation {
   rawBody?: Buffer;
   /** Headers a spec asked for through `requestHeaders` (lower-case names; '' when absent). */
   headers?: Readonly<Record<string, string>>;
+  /** Set by protocols that select fields (GraphQL): the rows and columns to read, in place of `query`'s fields/include. */
+  read?: ShapedRead;
   /** The peer's IP address as the socket sees it (no X-Forwarded-For trust); login throttling counts by it. */
   clientAddress?: string | null;
 }
@@ -173,6 +186,8 @@ export interface OperationSpec {
   rawBody?: true;
   /** Lower-case header names the adapter copies into `inv.headers`. */
   requestHeaders?: readonly string[];
+  /** `graphql`: errors answer `{ errors: [{ message, extensions: { code, reasonCode, correlationId } }] }` (CONTRACT: GraphQL) instead of the REST envelope. */
+  errorShape?: 'graphql';
 }
 
 export const noGrants = (): readonly string[] => [];

@@ -11,6 +11,7 @@ import type { OperationContext, Result } from '../types.js';
 import { checkIdempotencyKey, runIdempotent } from './idempotency.js';
 import { insertRows, updateRow } from './insert.js';
 import { etagOf, explainMissedWrite, parseIfMatch, requireRowId, rowNotFound } from './row-lookup.js';
+import { runShapedRead, shapedReadGrants } from './shaped-read.js';
 import { entitySpec } from './spec.js';
 
 const withEtag = (ctx: OperationContext, row: Record<string, unknown>, status = 200): Result => single(ctx, row, status, { ETag: etagOf(row) });
@@ -33,6 +34,8 @@ export const readOp = entitySpec(
   'Read',
   async (ctx) => {
     const entity = ctx.entity!;
+    const read = ctx.inv.read;
+    if (read !== undefined && 'row' in read) return runShapedRead(ctx, entity, read.row);
     const id = requireRowId(entity, ctx.inv.params.id);
     const fields = parseFieldsParam(entity, ctx.inv.query.get('fields'));
     const include = parseInclude(entity, ctx.inv.query.get('include'));
@@ -46,7 +49,7 @@ export const readOp = entitySpec(
     if (include.length > 0) await expandIncludes(db, entity, [row], include, policy);
     return single(ctx, project(row, fields, include.map((r) => r.name)), 200, { ETag: etag });
   },
-  (ctx) => includeGrants(ctx.entity!, ctx.inv.query.get('include')),
+  (ctx) => (ctx.inv.read !== undefined ? shapedReadGrants(ctx) : includeGrants(ctx.entity!, ctx.inv.query.get('include'))),
 );
 
 /**

@@ -7,6 +7,7 @@ import type { CompiledEntity } from '../../entities/compiled-entity.js';
 import type { SqlParams } from '../../filter/to-sql.js';
 import { list, single, type Page } from '../envelopes.js';
 import type { OperationContext, Result } from '../types.js';
+import { runShapedList, shapedReadGrants } from './shaped-read.js';
 import { entitySpec } from './spec.js';
 
 /**
@@ -57,8 +58,12 @@ function guardListQuery(ctx: OperationContext, entity: CompiledEntity, params: L
 
 export const listOp = entitySpec(
   'List',
-  (ctx) => runList(ctx, ctx.entity!, parseListParams(ctx.entity!, ctx.inv.query, maxPageSizeFor(ctx))),
-  (ctx) => listGrants(ctx.entity!, ctx.inv.query),
+  (ctx) => {
+    const read = ctx.inv.read;
+    if (read !== undefined && 'page' in read) return runShapedList(ctx, ctx.entity!, read.page);
+    return runList(ctx, ctx.entity!, parseListParams(ctx.entity!, ctx.inv.query, maxPageSizeFor(ctx)));
+  },
+  (ctx) => (ctx.inv.read !== undefined ? shapedReadGrants(ctx) : listGrants(ctx.entity!, ctx.inv.query)),
 );
 
 export const countOp = entitySpec('Count', async (ctx) => {

@@ -1,0 +1,46 @@
+import { parse, validate, type DocumentNode, type GraphQLError, type GraphQLSchema } from 'graphql';
+
+/** Documents kept per publication; a client's handful of queries, not every query it could send. */
+const MAX_DOCUMENTS = 500;
+/** Tokens in one document: a 1 MB body of `{a a a …}` would otherwise cost seconds of parsing. */
+const MAX_TOKENS = 20_000;
+
+export type CheckedDocument = { ok: true; document: DocumentNode } | { ok: false; errors: readonly GraphQLError[] };
+
+/**
+ * Parsed and validated documents by their text, for one schema (kept with
+ * its publication): a repeated query skips parse and validate. Validation
+ * does not depend on variables, so its verdict is cached with the document;
+ * failures are cached too (a client retrying a broken query costs nothing).
+ * Least recently used documents leave first.
+ */
+export class DocumentCache {
+  private readonly docs = new Map<string, CheckedDocument>();
+
+  constructor(private readonly schema: GraphQLSchema) {}
+
+  get(text: string): CheckedDocument {
+    const hit = this.docs.get(text);
+    if (hit !== undefined) {
+      // Map order is insertion order: re-inserting marks it recently used.
+      this.docs.delete(text);
+      this.docs.set(text, hit);
+      return hit;
+    }
+    const checked = this.check(text);
+    this.docs.set(text, checked);
+    if (this.docs.size > MAX_DOCUMENTS) this.docs.delete(this.docs.keys().next().value!);
+    return checked;
+  }
+
+  private check(text: string): CheckedDocument {
+    let document: DocumentNode;
+    try {
+      document = parse(text, { maxTokens: MAX_TOKENS });
+    } catch (err) {
+      return { ok: false, errors: [err as GraphQLError] };
+    }
+    const errors = validate(this.schema, document);
+    return errors.length > 0 ? { ok: false, errors } : { ok: true, document };
+  }
+}

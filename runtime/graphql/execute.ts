@@ -1,0 +1,263 @@
+import {
+  execute, getNamedType, getOperationAST, getVariableValues, GraphQLError, GraphQLObjectType, isNonNullType, Kind,
+  type ExecutionResult, type FieldNode, type FragmentDefinitionNode, type GraphQLFieldResolver, type GraphQLFormattedError, type GraphQLOutputType,
+} from 'graphql';
+import type { CompiledEntity } from '../entities/compiled-entity.js';
+import type { PageResult, ShapedRow } from '../entities/shape.js';
+import { MASKED } from '../entities/shape.js';
+import { toErrorEnvelope } from '../errors/envelope.js';
+import { maskError } from '../errors/mask.js';
+import { ServiceError, validationFailed } from '../errors/service-error.js';
+import type { EntityOperationKind } from '../publication/operations.js';
+import type { CompiledPublication } from '../publication/compiled-publication.js';
+import type { Invocation, OperationContext, Result } from '../operations/types.js';
+import { ENTITY_SPECS } from '../operations/entity/index.js';
+import { DocumentCache } from './documents.js';
+import { costOf, GRAPHQL_LIMITS } from './limits.js';
+import { entityTypeNames } from './names.js';
+import { graphqlSchemaOf } from './schema.js';
+import { pageShapeOf, rowShapeOf, type SelectionContext } from './selection.js';
+
+/**
+ * The operation a root field dispatches (its REST twin) and how it reads the
+ * field. Root fields run through dispatch() one by one, each with the same
+ * grants, row policy, masks, quotas, audit row and reason codes as REST.
+ */
+type RootKind = 'list' | 'one' | 'create' | 'update' | 'delete';
+interface RootField {
+  entity: CompiledEntity;
+  kind: RootKind;
+}
+
+/** What a GraphQL request is executed with: the publication's schema, documents and root fields. */
+interface PublicationExecutor {
+  cache: DocumentCache;
+  roots: Map<string, RootField>;
+  /** Object types that are connections or edges (resolved from PageResult), by name. */
+  connections: Set<string>;
+  edges: Set<string>;
+}
+
+/** Dispatches one root field's operation (runtime/dispatch.ts, passed in to keep this module below it). */
+export type DispatchField = (inv: Invocation) => Promise<{ ok: true; result: Result } | { ok: false; error: ServiceError }>;
+
+interface RequestContext {
+  ctx: OperationContext;
+  dispatch: DispatchField;
+  roots: Map<string, RootField>;
+  sc: SelectionContext;
+}
+
+const KIND_OPERATION: Record<RootKind, EntityOperationKind> = { list: 'List', one: 'Read', create: 'Create', update: 'Update', delete: 'Delete' };
+
+function executorOf(pub: CompiledPublication): PublicationExecutor {
+  return pub.derive('graphql-executor', () => {
+    const { schema } = graphqlSchemaOf(pub);
+    const roots = new Map<string, RootField>();
+    const connections = new Set<string>();
+    const edges = new Set<string>();
+    for (const entity of pub.entities.values()) {
+      if (schema.getType(entity.entityName) === undefined) continue; // left out of the schema (name collision)
+      const n = entityTypeNames(entity.entityName);
+      roots.set(n.listField, { entity, kind: 'list' });
+      roots.set(n.oneField, { entity, kind: 'one' });
+      roots.set(n.createField, { entity, kind: 'create' });
+      roots.set(n.updateField, { entity, kind: 'update' });
+      roots.set(n.deleteField, { entity, kind: 'delete' });
+      connections.add(n.connection);
+      edges.add(n.edge);
+    }
+    return { cache: new DocumentCache(schema), roots, connections, edges };
+  });
+}
+
+/** The body of `POST /graphql`: `{ query, variables?, operationName? }`. */
+interface GraphQLBody {
+  query: string;
+  variables: Record<string, unknown>;
+  operationName: string | null;
+}
+
+function bodyOf(raw: unknown): GraphQLBody {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw validationFailed('GraphQL.InvalidRequest', 'the body must be { query, variables?, operationName? }', 'query');
+  const { query, variables, operationName } = raw as Record<string, unknown>;
+  if (typeof query !== 'string' || query.trim() === '') throw validationFailed('GraphQL.InvalidRequest', 'query must be a non-empty string', 'query');
+  if (variables !== undefined && variables !== null && (typeof variables !== 'object' || Array.isArray(variables))) {
+    throw validationFailed('GraphQL.InvalidRequest', 'variables must be an object', 'variables');
+  }
+  if (operationName !== undefined && operationName !== null && typeof operationName !== 'string') {
+    throw validationFailed('GraphQL.InvalidRequest', 'operationName must be a string', 'operationName');
+  }
+  return { query, variables: (variables ?? {}) as Record<string, unknown>, operationName: (operationName as string | null | undefined) ?? null };
+}
+
+/** A GraphQL error carrying the envelope's code, reasonCode and correlationId (CONTRACT: GraphQL errors). */
+function graphqlErrorOf(err: ServiceError, correlationId: string): GraphQLError {
+  const e = toErrorEnvelope(err, correlationId).error;
+  const extensions: Record<string, unknown> = { code: e.code, reasonCode: e.reasonCode, correlationId };
+  if (e.field !== undefined) extensions.field = e.field;
+  if (e.missingGrants !== undefined) extensions.missingGrants = e.missingGrants;
+  if (err.retryable) extensions.retryable = true;
+  if (e.explainUrl !== undefined) extensions.explainUrl = e.explainUrl;
+  return new GraphQLError(err.message, { extensions });
+}
+
+/** Document errors (parse, validation, variables, limits): VALIDATION_FAILED, before anything executes. */
+function documentErrors(errors: readonly GraphQLError[], correlationId: string, reasonCode: string): Result {
+  const formatted = errors.map((e) => {
+    const f = e.toJSON();
+    return { message: f.message, ...(f.locations === undefined ? {} : { locations: f.locations }), extensions: { code: 'VALIDATION_FAILED', reasonCode, correlationId } };
+  });
+  return { status: 400, body: { errors: formatted } };
+}
+
+/**
+ * Executes a GraphQL request for the caller of `ctx` (already authenticated
+ * and scoped by the GraphQL.Request operation): the document from the
+ * publication's cache, the limits, then graphql-js's executor with root
+ * fields that dispatch and nested fields that read what the root's one SQL
+ * statement returned.
+ */
+export async function executeGraphQL(ctx: OperationContext, dispatch: DispatchField): Promise<Result> {
+  const correlationId = ctx.inv.correlationId;
+  const body = bodyOf(ctx.inv.body);
+  const pub = ctx.scope!.publication;
+  const { schema } = graphqlSchemaOf(pub);
+  const ex = executorOf(pub);
+  const checked = ex.cache.get(body.query);
+  if (!checked.ok) return documentErrors(checked.errors, correlationId, checked.errors[0]?.message.startsWith('Syntax Error') === true ? 'GraphQL.SyntaxError' : 'GraphQL.InvalidDocument');
+  const document = checked.document;
+  const op = getOperationAST(document, body.operationName);
+  if (op === null || op === undefined) {
+    return documentErrors([new GraphQLError(body.operationName === null ? 'the document has several operations: name one in operationName' : `no operation named '${body.operationName}'`)], correlationId, 'GraphQL.UnknownOperation');
+  }
+  if (op.operation === 'subscription') {
+    return documentErrors([new GraphQLError('subscriptions run over graphql-ws (WebSocket) on this path, not over HTTP POST')], correlationId, 'GraphQL.SubscriptionOverHttp');
+  }
+  const coerced = getVariableValues(schema, op.variableDefinitions ?? [], body.variables);
+  if (coerced.errors !== undefined) return documentErrors(coerced.errors, correlationId, 'GraphQL.InvalidVariables');
+  const fragments: Record<string, FragmentDefinitionNode> = {};
+  for (const d of document.definitions) if (d.kind === Kind.FRAGMENT_DEFINITION) fragments[d.name.value] = d;
+  const sc: SelectionContext = { fragments, variables: coerced.coerced };
+  const cost = costOf(schema, op, sc);
+  if (cost.depth > GRAPHQL_LIMITS.maxDepth) {
+    return documentErrors([new GraphQLError(`query depth ${cost.depth} exceeds ${GRAPHQL_LIMITS.maxDepth}`)], correlationId, 'GraphQL.DepthExceeded');
+  }
+  if (cost.complexity > GRAPHQL_LIMITS.maxComplexity) {
+    return documentErrors([new GraphQLError(`query complexity ${cost.complexity} exceeds ${GRAPHQL_LIMITS.maxComplexity}`)], correlationId, 'GraphQL.ComplexityExceeded');
+  }
+  const rc: RequestContext = { ctx, dispatch, roots: ex.roots, sc };
+  const result = (await execute({
+    schema, document, operationName: body.operationName, variableValues: body.variables, contextValue: rc, rootValue: {},
+    fieldResolver: fieldResolver(ex),
+  })) as ExecutionResult;
+  return { status: 200, body: formatResult(result, correlationId) };
+}
+
+function formatResult(result: ExecutionResult, correlationId: string): Record<string, unknown> {
+  const out: Record<string, unknown> = { data: result.data ?? null };
+  if (result.errors !== undefined && result.errors.length > 0) {
+    out.errors = result.errors.map((e): GraphQLFormattedError => {
+      const f = e.toJSON();
+      // graphql-js's own execution errors (a null in a non-null field) carry no code: they are internal.
+      const extensions = f.extensions?.code === undefined ? { code: 'INTERNAL', reasonCode: 'GraphQL.ExecutionFailed', correlationId } : f.extensions;
+      return { ...f, extensions };
+    });
+  }
+  return out;
+}
+
+const PAGE_INFO = 'PageInfo';
+
+/** One resolver for every field: roots dispatch; the rest read the shaped results by response key. */
+function fieldResolver(ex: PublicationExecutor): GraphQLFieldResolver<unknown, RequestContext> {
+  return (source, args, rc, info) => {
+    const parent = info.parentType.name;
+    if (info.path.prev === undefined) return resolveRoot(rc, info.fieldName, args, info.fieldNodes, info.returnType);
+    if (ex.connections.has(parent)) {
+      const page = source as PageResult;
+      if (info.fieldName === 'edges') return page.rows.map((node, i) => ({ node, cursor: page.cursors?.[i] ?? '' }));
+      if (info.fieldName === 'totalCount') return page.totalCount ?? 0;
+      if (info.fieldName === 'pageInfo') {
+        const c = page.cursors;
+        return { hasNextPage: page.hasNextPage, hasPreviousPage: page.hasPreviousPage, startCursor: c?.[0] ?? null, endCursor: c === null || c.length === 0 ? null : c[c.length - 1] };
+      }
+      return null;
+    }
+    if (ex.edges.has(parent) || parent === PAGE_INFO || parent === 'DeleteResult') return (source as Record<string, unknown>)[info.fieldName];
+    // An entity row: values by response key; a masked column is absent.
+    const row = source as ShapedRow;
+    const v = row[info.path.key as string];
+    if (v !== undefined) return v;
+    if (!isNonNullType(info.returnType)) return null;
+    const masked = row[MASKED]?.has(info.path.key as string) === true;
+    return new GraphQLError(masked ? `field '${info.fieldName}' is not readable` : `field '${info.fieldName}' has no value`, {
+      extensions: { code: 'ACCESS_DENIED', reasonCode: 'Access.FieldMasked', correlationId: rc.ctx.inv.correlationId },
+    });
+  };
+}
+
+const EMPTY_QUERY: ReadonlyMap<string, string> = new Map();
+
+const dataOf = (result: Result): unknown => (result.body as { data?: unknown } | undefined)?.data ?? null;
+
+async function resolveRoot(rc: RequestContext, fieldName: string, args: Record<string, unknown>, nodes: readonly FieldNode[], returnType: GraphQLOutputType): Promise<unknown> {
+  const root = rc.roots.get(fieldName);
+  if (root === undefined) return null; // `_empty`
+  const { entity, kind } = root;
+  const type = getNamedType(returnType) as GraphQLObjectType;
+  const correlationId = rc.ctx.inv.correlationId;
+  try {
+    switch (kind) {
+      case 'list':
+        return dataOf(await dispatchOne(rc, entity, kind, { read: { page: pageShapeOf(entity, type, args, nodes, rc.sc) } }));
+      case 'one':
+        return dataOf(await dispatchOne(rc, entity, kind, { params: { id: String(args.id) }, read: { row: rowShapeOf(entity, type, nodes, rc.sc) } }));
+      case 'create': {
+        const written = await dispatchOne(rc, entity, kind, { body: args.input, idempotencyKey: rc.ctx.inv.idempotencyKey });
+        return shapeWritten(rc, entity, type, nodes, dataOf(written) as Record<string, unknown>);
+      }
+      case 'update': {
+        const written = await dispatchOne(rc, entity, kind, { params: { id: String(args.id) }, body: args.input, ifMatch: (args.ifMatch as string | null | undefined) ?? null });
+        return shapeWritten(rc, entity, type, nodes, dataOf(written) as Record<string, unknown>);
+      }
+      case 'delete': {
+        const id = String(args.id);
+        await dispatchOne(rc, entity, kind, { params: { id } });
+        return { id, deleted: true };
+      }
+    }
+  } catch (err) {
+    throw graphqlErrorOf(ServiceError.is(err) ? err : maskError(err, correlationId, rc.ctx.services.log), correlationId);
+  }
+}
+
+/**
+ * A mutation's answer in the selection's shape. Columns come from the
+ * written row (masked ones already dropped by the write path); a selection
+ * that follows relations re-reads the row through a dispatched Read, so the
+ * related rows pass the caller's grants and policy like any read.
+ */
+async function shapeWritten(rc: RequestContext, entity: CompiledEntity, type: GraphQLObjectType, nodes: readonly FieldNode[], row: Record<string, unknown>): Promise<unknown> {
+  const shape = rowShapeOf(entity, type, nodes, rc.sc);
+  if (shape.toOne.size > 0 || shape.toMany.size > 0) {
+    return dataOf(await dispatchOne(rc, entity, 'one', { params: { id: String(row.id) }, read: { row: shape } }));
+  }
+  const out: ShapedRow = {};
+  for (const [key, col] of shape.columns) out[key] = row[col];
+  return out;
+}
+
+/** One root field as its REST twin's operation, through dispatch(): a failure comes back as its ServiceError. */
+async function dispatchOne(rc: RequestContext, entity: CompiledEntity, kind: RootKind, extra: Partial<Invocation>): Promise<Result> {
+  const base = rc.ctx.inv;
+  const inv: Invocation = {
+    correlationId: base.correlationId, protocol: 'graphql', operation: ENTITY_SPECS[KIND_OPERATION[kind]], collection: entity.collection, relation: null,
+    params: {}, query: EMPTY_QUERY, body: undefined, bearer: base.bearer, tenantHeader: base.tenantHeader, projectHeader: base.projectHeader,
+    branchHeader: base.branchHeader, idempotencyKey: null, ifMatch: null, basePath: base.basePath, clientAddress: base.clientAddress ?? null,
+    ...extra,
+  };
+  const out = await rc.dispatch(inv);
+  if (!out.ok) throw out.error;
+  return out.result;
+}

@@ -1,0 +1,130 @@
+import {
+  getArgumentValues, getDirectiveValues, getNamedType, GraphQLIncludeDirective, GraphQLObjectType, GraphQLSkipDirective, Kind,
+  type FieldNode, type FragmentDefinitionNode, type SelectionSetNode,
+} from 'graphql';
+import type { CompiledEntity } from '../entities/compiled-entity.js';
+import type { SortKey } from '../entities/list-params.js';
+import type { PageShape, RowShape } from '../entities/shape.js';
+import { validationFailed } from '../errors/service-error.js';
+
+/** What reading a selection needs besides the nodes: the document's fragments and the request's variables. */
+export interface SelectionContext {
+  fragments: Readonly<Record<string, FragmentDefinitionNode>>;
+  variables: Readonly<Record<string, unknown>>;
+}
+
+const MAX_SORT_KEYS = 8;
+
+/**
+ * The fields of selection sets by response key, in document order, with
+ * fragments spread and `@skip`/`@include` applied (the GraphQL spec's
+ * CollectFields; the schema has no interfaces or unions, so every fragment
+ * applies). Nodes with the same key merge, as validation guarantees they may.
+ */
+export function collectFields(sets: readonly (SelectionSetNode | undefined)[], sc: SelectionContext, into = new Map<string, FieldNode[]>(), seen = new Set<string>()): Map<string, FieldNode[]> {
+  for (const set of sets) {
+    if (set === undefined) continue;
+    for (const sel of set.selections) {
+      if (!included(sel, sc)) continue;
+      if (sel.kind === Kind.FIELD) {
+        const key = sel.alias?.value ?? sel.name.value;
+        const list = into.get(key);
+        if (list === undefined) into.set(key, [sel]);
+        else list.push(sel);
+      } else if (sel.kind === Kind.INLINE_FRAGMENT) {
+        collectFields([sel.selectionSet], sc, into, seen);
+      } else {
+        const name = sel.name.value;
+        const frag = sc.fragments[name];
+        if (frag === undefined || seen.has(name)) continue;
+        seen.add(name);
+        collectFields([frag.selectionSet], sc, into, seen);
+      }
+    }
+  }
+  return into;
+}
+
+function included(node: Parameters<typeof getDirectiveValues>[1], sc: SelectionContext): boolean {
+  if (getDirectiveValues(GraphQLSkipDirective, node, sc.variables as Record<string, unknown>)?.if === true) return false;
+  return getDirectiveValues(GraphQLIncludeDirective, node, sc.variables as Record<string, unknown>)?.if !== false;
+}
+
+const subSelections = (nodes: readonly FieldNode[]): Array<SelectionSetNode | undefined> => nodes.map((n) => n.selectionSet);
+
+/**
+ * The RowShape of a selection on an entity's object type: columns by
+ * response key, a reference field's object as a toOne part, a toMany
+ * connection as a page. `__typename` is answered by graphql-js itself.
+ */
+export function rowShapeOf(entity: CompiledEntity, type: GraphQLObjectType, nodes: readonly FieldNode[], sc: SelectionContext): RowShape {
+  const shape: RowShape = { columns: new Map(), toOne: new Map(), toMany: new Map() };
+  const defs = type.getFields();
+  for (const [key, fieldNodes] of collectFields(subSelections(nodes), sc)) {
+    const name = fieldNodes[0]!.name.value;
+    const def = defs[name];
+    if (def === undefined || name.startsWith('__')) continue;
+    const named = getNamedType(def.type);
+    const relation = entity.relations.get(name);
+    if (relation !== undefined && named instanceof GraphQLObjectType) {
+      if (relation.kind === 'toOne') {
+        shape.toOne.set(key, { relation, row: rowShapeOf(entity.peer(relation.target), named, fieldNodes, sc) });
+      } else {
+        const args = getArgumentValues(def, fieldNodes[0]!, sc.variables as Record<string, unknown>);
+        shape.toMany.set(key, { relation, page: pageShapeOf(entity.peer(relation.owner), named, args, fieldNodes, sc) });
+      }
+    } else {
+      shape.columns.set(key, name);
+    }
+  }
+  return shape;
+}
+
+/**
+ * The PageShape of a connection field: its arguments (already coerced:
+ * enum members are REST values, sort directions `asc`/`desc`) and what of
+ * `edges { node cursor }`, `pageInfo` and `totalCount` is selected.
+ */
+export function pageShapeOf(entity: CompiledEntity, connection: GraphQLObjectType, args: Record<string, unknown>, nodes: readonly FieldNode[], sc: SelectionContext): PageShape {
+  const page: PageShape = {
+    filter: args.filter ?? null,
+    sort: sortOf(entity, args.sort as Array<{ field: string; direction: 'asc' | 'desc' }> | null | undefined),
+    first: (args.first as number | null | undefined) ?? null,
+    last: (args.last as number | null | undefined) ?? null,
+    after: (args.after as string | null | undefined) ?? null,
+    before: (args.before as string | null | undefined) ?? null,
+    row: null, cursors: false, totalCount: false,
+  };
+  const parts = collectFields(subSelections(nodes), sc);
+  const edgeType = getNamedType(connection.getFields().edges!.type) as GraphQLObjectType;
+  const nodeType = getNamedType(edgeType.getFields().node!.type) as GraphQLObjectType;
+  const rowNodes: FieldNode[] = [];
+  for (const [, fieldNodes] of parts) {
+    const name = fieldNodes[0]!.name.value;
+    if (name === 'totalCount') page.totalCount = true;
+    else if (name === 'pageInfo') page.cursors = true;
+    else if (name === 'edges') {
+      for (const [, edgeNodes] of collectFields(subSelections(fieldNodes), sc)) {
+        const part = edgeNodes[0]!.name.value;
+        if (part === 'cursor') page.cursors = true;
+        else if (part === 'node') rowNodes.push(...edgeNodes);
+      }
+    }
+  }
+  if (rowNodes.length > 0) page.row = rowShapeOf(entity, nodeType, rowNodes, sc);
+  return page;
+}
+
+/** `[{ field, direction }]` → REST sort keys: createdAt when none, duplicates dropped, `id` only as the tie-breaker. */
+function sortOf(entity: CompiledEntity, sort: Array<{ field: string; direction: 'asc' | 'desc' }> | null | undefined): SortKey[] {
+  if (sort === null || sort === undefined || sort.length === 0) return [{ field: 'createdAt', desc: false }];
+  if (sort.length > MAX_SORT_KEYS) throw validationFailed('Query.TooManySortKeys', `at most ${MAX_SORT_KEYS} sort keys`, 'sort');
+  const seen = new Set<string>();
+  const out: SortKey[] = [];
+  for (const k of sort) {
+    if (seen.has(k.field) || !entity.queryableFields.has(k.field)) continue;
+    seen.add(k.field);
+    if (k.field !== 'id') out.push({ field: k.field, desc: k.direction === 'desc' });
+  }
+  return out;
+}
