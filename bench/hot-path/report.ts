@@ -1,4 +1,8 @@
-export type WorkloadName = 'W1' | 'W2' | 'W3' | 'W1P' | 'W2P';
+export type WorkloadName = 'W1' | 'W2' | 'W3' | 'W1P' | 'W2P' | 'G1' | 'G2' | 'G3';
+/** A GraphQL workload and the REST workload it repeats. */
+export const REST_OF: Record<'G1' | 'G2' | 'G3', 'W1' | 'W2' | 'W3'> = { G1: 'W1', G2: 'W2', G3: 'W3' };
+/** Issue 12: the GraphQL list ÷ the REST list, same user, same run. */
+export const GRAPHQL_LIST_TARGET = 0.8;
 /** A policy workload and the workload it repeats without the policy. */
 export const POLICY_OF: Record<'W1P' | 'W2P', 'W1' | 'W2'> = { W1P: 'W1', W2P: 'W2' };
 export type TargetName = 'bare' | 'bare-prepared' | 'plinth-user' | 'plinth-admin' | 'plinth-previous' | 'plinth-quota';
@@ -23,6 +27,9 @@ export const WORKLOAD_LABELS: Record<WorkloadName, string> = {
   W3: 'W3 create (Plinth: + outbox row, same transaction)',
   W1P: 'W1P point read, row filter + field mask',
   W2P: 'W2P list of 20, row filter + field mask',
+  G1: 'G1 GraphQL point read by id',
+  G2: 'G2 GraphQL list of 20, filtered + sorted',
+  G3: 'G3 GraphQL create',
 };
 
 /** Issue 9's targets, granted user vs the bare baseline with plain statements. */
@@ -70,6 +77,7 @@ export function formatReport(measured: Measured[], peakRss: Record<string, numbe
   }
   lines.push(...policyTable(of, fmt));
   lines.push(...quotaTable(of, fmt));
+  lines.push(...graphqlTable(of, fmt));
   if (notes.length > 0) lines.push('', ...notes);
   lines.push('', `peak RSS (MB): ${Object.entries(peakRss).map(([k, v]) => `${k} ${v.toFixed(0)}`).join(', ')}`);
   lines.push(`req/s are medians of ${String(settings.rounds)} rounds of ${String(settings.durationS)} s after ${String(settings.warmupS)} s warm-up; wrk -t${String(settings.threads)} -c${String(settings.connections)}; commit ${String(settings.commit)}.`);
@@ -102,4 +110,18 @@ function quotaTable(of: (t: TargetName, w: WorkloadName) => Median | undefined, 
   }
   if (rows.length === 0) return [];
   return ['', `| quota workload | Plinth, user, hard read + write quotas | Plinth, user, no quota | ratio (target) |`, `|---|---:|---:|---:|`, ...rows];
+}
+
+/** G1–G3 next to the REST workload each repeats, same granted user, medians of this run. */
+function graphqlTable(of: (t: TargetName, w: WorkloadName) => Median | undefined, fmt: (m: Median | undefined) => string): string[] {
+  const rows: string[] = [];
+  for (const [g, rest] of Object.entries(REST_OF) as Array<['G1' | 'G2' | 'G3', 'W1' | 'W2' | 'W3']>) {
+    const graph = of('plinth-user', g);
+    const user = of('plinth-user', rest);
+    if (graph === undefined || user === undefined) continue;
+    const target = g === 'G2' ? ` (≥ ${GRAPHQL_LIST_TARGET.toFixed(2)})` : '';
+    rows.push(`| ${WORKLOAD_LABELS[g]} | ${fmt(graph)} | ${fmt(user)} | **${(graph.reqPerSec / user.reqPerSec).toFixed(2)}×**${target} |`);
+  }
+  if (rows.length === 0) return [];
+  return ['', `| GraphQL workload | Plinth, user, POST /graphql | Plinth, user, REST twin | ratio (target) |`, `|---|---:|---:|---:|`, ...rows];
 }

@@ -27,6 +27,7 @@ import { CREATED_PREFIX, ENTITY_PATH, STATUSES, listQuery, makeOrder, projectSch
 import { formatReport, type Measured, type TargetName, type WorkloadName } from './report.js';
 import { ensureWrk, runWrk, writeScript, type WrkScript } from './wrk.js';
 import { probePolicy } from './policy.js';
+import { graphqlScripts, probeGraphQL } from './graphql.js';
 import { createBenchQuotas, dropBenchQuotas, probeQuota } from './quota.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -183,6 +184,12 @@ async function main(): Promise<number> {
           const admin = scripts(tmp, f, ADMIN_TOKEN, `admin-r${round}`);
           runs.push({ target: 'plinth-user', workload: 'W1', script: user.W1 }, { target: 'plinth-user', workload: 'W2', script: user.W2 },
             { target: 'plinth-user', workload: 'W3', script: user.W3 }, { target: 'plinth-admin', workload: 'W1', script: admin.W1 });
+          if (wanted('G1', 'G2', 'G3')) {
+            // The same reads and creates over POST /graphql, as the same user (issue 12).
+            await probeGraphQL(current.url, f, token);
+            const g = graphqlScripts(f, { Authorization: `Bearer ${token}`, 'X-Service-Tenant': f.tenantSlug, 'X-Service-Project': f.projectSlug }, f.ids.filter((_, i) => i % 50 === 0));
+            for (const w of ['G1', 'G2', 'G3'] as const) runs.push({ target: 'plinth-user', workload: w, script: writeScript(tmp, `graphql-r${round}-${w}`, g[w]) });
+          }
           if (f.policyUser !== null && wanted('W1P', 'W2P')) {
             // The same reads as W1/W2, as the user whose read grant has a row filter and a field mask.
             const policyToken = await userToken(current.url, f, f.policyUser);
