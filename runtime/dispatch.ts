@@ -58,7 +58,7 @@ export async function dispatch(inv: Invocation, services: Services): Promise<Out
     const hold = admitted instanceof Promise ? await admitted : admitted ?? null;
     ctx.trace.stage = 6;
     const result = hold === null ? await inv.operation.execute(ctx) : await executeHeld(ctx, hold);
-    recordEvidence(ctx, result.status, null); // 6
+    if (inv.operation.evidence !== 'failures') recordEvidence(ctx, result.status, null); // 6
     meterOperation(ctx, result); // usage: only what was executed consumes (runtime/usage/meter.ts)
     return { ok: true, result };
   } catch (err) {

@@ -188,6 +188,12 @@ export interface OperationSpec {
   requestHeaders?: readonly string[];
   /** `graphql`: errors answer `{ errors: [{ message, extensions: { code, reasonCode, correlationId } }] }` (CONTRACT: GraphQL) instead of the REST envelope. */
   errorShape?: 'graphql';
+  /**
+   * `failures`: an allowed call leaves no audit row of its own (a refusal still does). For a
+   * request whose parts are dispatched operations with their own rows (GraphQL.Request):
+   * the parts are the decisions, and the explain record of the correlationId is theirs.
+   */
+  evidence?: 'failures';
 }
 
 export const noGrants = (): readonly string[] => [];

@@ -8,6 +8,8 @@ export interface AuditDetails {
   missingGrants?: readonly string[];
   bindingId?: string;
   requiredStrength?: string;
+  /** The protocol of a request that did not come in over REST (`graphql`, …); REST rows leave it out. */
+  protocol?: string;
 }
 
 /**
@@ -49,11 +51,12 @@ export function decisionOf(error: ServiceError | null, fieldMasks: readonly stri
   return fieldMasks.length > 0 ? 'Mask' : 'Allow';
 }
 
-function detailsOf(error: ServiceError | null): AuditDetails | null {
-  if (error === null) return null;
+function detailsOf(error: ServiceError | null, protocol: string): AuditDetails | null {
+  const other = protocol === 'rest' ? null : { protocol };
+  if (error === null) return other;
   const d = error.details;
-  if (d.missingGrants === undefined && d.bindingId === undefined && d.requiredStrength === undefined) return null;
-  const out: AuditDetails = {};
+  if (d.missingGrants === undefined && d.bindingId === undefined && d.requiredStrength === undefined) return other;
+  const out: AuditDetails = { ...other };
   if (d.missingGrants !== undefined) out.missingGrants = d.missingGrants;
   if (d.bindingId !== undefined) out.bindingId = d.bindingId;
   if (d.requiredStrength !== undefined) out.requiredStrength = d.requiredStrength;
@@ -75,6 +78,6 @@ export function recordEvidence(ctx: OperationContext, status: number, error: Ser
     stage: trace.stage,
     evaluatedFilter: trace.evaluatedFilter,
     fieldMasks: trace.fieldMasks,
-    details: detailsOf(error),
+    details: detailsOf(error, ctx.inv.protocol),
   });
 }

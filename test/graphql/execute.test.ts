@@ -245,6 +245,13 @@ forEachBackend('GraphQL execution', (backend: Backend) => {
     const e = firstError(denied);
     assert.deepEqual([e.extensions.code, e.extensions.reasonCode], ['ACCESS_DENIED', 'ExposureBinding.RequiredGrantMissing']);
     assert.deepEqual(e.path, ['createOrder']);
+    // The explain record of the request is the root field's decision, recorded as a GraphQL call (audit is flushed in the background).
+    let record: any;
+    for (let i = 0; i < 50 && record?.operationId !== 'Entity.Order.Create'; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      record = (await user.get(`/api/Explainability/access?correlationId=${encodeURIComponent(e.extensions.correlationId)}`)).body?.data;
+    }
+    assert.deepEqual([record.operationId, record.decision, record.reasonCode, record.protocol], ['Entity.Order.Create', 'Deny', 'ExposureBinding.RequiredGrantMissing', 'graphql']);
     // Without the Customer grant, following order.customer is refused like REST's include=customer.
     const rest = await user.get('/api/orders?include=customer');
     expectStatus(rest, 200);

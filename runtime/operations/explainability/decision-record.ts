@@ -20,6 +20,8 @@ export interface DecisionRecord {
   missingGrants?: string[];
   bindingId?: string;
   requiredStrength?: string;
+  /** Present when the request did not come in over REST (`graphql`). */
+  protocol?: string;
 }
 
 /** By stage number: 0 is the protocol adapter's refusal before the pipeline (runtime/pipeline/refusal.ts). */
@@ -38,7 +40,7 @@ interface Row {
   stage: number | string | null;
   evaluatedFilter: unknown;
   fieldMasks: string[] | null;
-  details: { missingGrants?: string[]; bindingId?: string; requiredStrength?: string } | null;
+  details: { missingGrants?: string[]; bindingId?: string; requiredStrength?: string; protocol?: string } | null;
 }
 
 const COLUMNS = `correlation_id AS "correlationId", at, actor, tenant_id AS "tenantId", project_id AS "projectId",
@@ -57,6 +59,7 @@ function toRecord(r: Row): DecisionRecord {
   if (d.missingGrants !== undefined) out.missingGrants = d.missingGrants;
   if (d.bindingId !== undefined) out.bindingId = d.bindingId;
   if (d.requiredStrength !== undefined) out.requiredStrength = d.requiredStrength;
+  if (d.protocol !== undefined) out.protocol = d.protocol;
   return out;
 }
 

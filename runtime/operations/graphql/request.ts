@@ -12,5 +12,6 @@ import { noGrants, type OperationSpec } from '../types.js';
 export const GRAPHQL_REQUEST_SPEC: OperationSpec = {
   id: 'GraphQL.Request', authn: 'user', scope: 'project', grants: noGrants,
   errorShape: 'graphql',
+  evidence: 'failures',
   execute: (ctx) => executeGraphQL(ctx, (inv) => dispatch(inv, ctx.services)),
 };
