@@ -16,7 +16,8 @@ import { DocumentCache } from './documents.js';
 import { costOf, GRAPHQL_LIMITS } from './limits.js';
 import { entityTypeNames } from './names.js';
 import { graphqlSchemaOf } from './schema.js';
-import { pageShapeOf, rowShapeOf, type SelectionContext } from './selection.js';
+import { collectFields, pageShapeOf, rowShapeOf, type SelectionContext } from './selection.js';
+import { executeQuery, type Resolve } from './complete.js';
 
 /**
  * The operation a root field dispatches (its REST twin) and how it reads the
@@ -147,10 +148,16 @@ export async function executeGraphQL(ctx: OperationContext, dispatch: DispatchFi
     return documentErrors([new GraphQLError(`query complexity ${cost.complexity} exceeds ${GRAPHQL_LIMITS.maxComplexity}`)], correlationId, 'GraphQL.ComplexityExceeded');
   }
   const rc: RequestContext = { ctx, dispatch, roots: ex.roots, sc };
-  const result = (await execute({
-    schema, document, operationName: body.operationName, variableValues: body.variables, contextValue: rc, rootValue: {},
-    fieldResolver: fieldResolver(ex),
-  })) as ExecutionResult;
+  const resolver = fieldResolver(ex);
+  // Queries without introspection complete the planned results directly (complete.ts); mutations
+  // (serial root fields) and introspection go through graphql-js's executor with the same resolver.
+  const planned = op.operation === 'query' && ![...collectFields([op.selectionSet], sc).values()].some((n) => n[0]!.name.value === '__schema' || n[0]!.name.value === '__type');
+  const result = planned
+    ? await executeQuery(schema, op, sc, rc, resolver as unknown as Resolve<RequestContext>)
+    : ((await execute({
+      schema, document, operationName: body.operationName, variableValues: body.variables, contextValue: rc, rootValue: {},
+      fieldResolver: resolver,
+    })) as ExecutionResult);
   return { status: 200, body: formatResult(result, correlationId) };
 }
 
@@ -255,6 +262,8 @@ async function dispatchOne(rc: RequestContext, entity: CompiledEntity, kind: Roo
     correlationId: base.correlationId, protocol: 'graphql', operation: ENTITY_SPECS[KIND_OPERATION[kind]], collection: entity.collection, relation: null,
     params: {}, query: EMPTY_QUERY, body: undefined, bearer: base.bearer, tenantHeader: base.tenantHeader, projectHeader: base.projectHeader,
     branchHeader: base.branchHeader, idempotencyKey: null, ifMatch: null, basePath: base.basePath, clientAddress: base.clientAddress ?? null,
+    // Stage 1 ran for the request (GraphQL.Request): the root field keeps its actor instead of verifying the token again.
+    authenticated: rc.ctx.actor,
     ...extra,
   };
   const out = await rc.dispatch(inv);

@@ -112,6 +112,8 @@ export interface Invocation {
   rawBody?: Buffer;
   /** Headers a spec asked for through `requestHeaders` (lower-case names; '' when absent). */
   headers?: Readonly<Record<string, string>>;
+  /** The actor of the request this call is part of, authenticated by stage 1 of that request (a GraphQL root field). */
+  authenticated?: Actor;
   /** Set by protocols that select fields (GraphQL): the rows and columns to read, in place of `query`'s fields/include. */
   read?: ShapedRead;
   /** The peer's IP address as the socket sees it (no X-Forwarded-For trust); login throttling counts by it. */

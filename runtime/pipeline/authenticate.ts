@@ -13,6 +13,8 @@ export function isAdminToken(token: string, adminDigest: Buffer): boolean {
 export async function authenticate(ctx: OperationContext): Promise<Actor> {
   const { inv, services } = ctx;
   const spec = inv.operation;
+  // A part of a request that already passed this stage (a GraphQL root field) keeps its actor.
+  if (inv.authenticated !== undefined) return requireAuthn(spec.authn, inv.authenticated);
   const bearer = inv.bearer;
   if (bearer === null || bearer === '') {
     if (spec.authn === 'public') return ANONYMOUS;
@@ -28,8 +30,13 @@ export async function authenticate(ctx: OperationContext): Promise<Actor> {
     if (spec.authn === 'public') return ANONYMOUS;
     throw unauthorized('Auth.InvalidToken', 'the bearer token is invalid or expired');
   }
-  if (spec.authn === 'admin' && actor.kind !== 'admin') {
+  return requireAuthn(spec.authn, actor);
+}
+
+function requireAuthn(authn: OperationContext['inv']['operation']['authn'], actor: Actor): Actor {
+  if (authn === 'admin' && actor.kind !== 'admin') {
     throw accessDenied('Access.AdminRequired', 'this operation needs the platform admin credential');
   }
+  if (authn !== 'public' && actor.kind === 'anonymous') throw unauthorized('Auth.MissingBearer', 'a bearer token is required');
   return actor;
 }
