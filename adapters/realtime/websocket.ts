@@ -1,40 +1,28 @@
 import { randomUUID } from 'node:crypto';
-import type { HttpRequest, HttpResponse, TemplatedApp, WebSocket } from 'uWebSockets.js';
+import type { TemplatedApp, WebSocket } from 'uWebSockets.js';
 import { dispatch } from '../../runtime/dispatch.js';
 import { toErrorEnvelope, httpStatusOf } from '../../runtime/errors/envelope.js';
 import { maskError } from '../../runtime/errors/mask.js';
-import { ServiceError, unauthorized, validationFailed } from '../../runtime/errors/service-error.js';
+import { ServiceError, validationFailed } from '../../runtime/errors/service-error.js';
 import type { Logger } from '../../runtime/log.js';
 import { REALTIME_SPECS } from '../../runtime/operations/realtime/index.js';
-import type { Invocation, OperationSpec } from '../../runtime/operations/types.js';
 import type { PreparedSubscription } from '../../runtime/realtime/hub.js';
-import { isSubscriptionToken, realtimeTokenVerifier, verifySubscriptionToken } from '../../runtime/realtime/subscription-token.js';
+import { realtimeTokenVerifier } from '../../runtime/realtime/subscription-token.js';
 import type { Services } from '../../runtime/services.js';
-import { bearerOf, parseQuery } from '../rest/request-meta.js';
-import { statusLine } from '../rest/status-text.js';
 import { RealtimeConnection, wsStats } from './connection.js';
 import type { SlowConsumerSweep } from './slow-consumer-sweep.js';
+import { socketInvocation, upgradeSocket, type SocketScope } from './upgrade.js';
 import { GRANTS_CHANGED_CLOSE_CODE, grantsChangedError, ownerEndedError, projectConnections, SESSION_REVOKED_CLOSE_CODE, sessionConnections } from '../../runtime/realtime/session-connections.js';
 
-/** Per-connection state: the credential and scope every subscribe dispatches with. */
-interface ConnData {
-  bearer: string;
-  tenant: string;
-  project: string;
-  branch: string | null;
-  basePath: string;
+/** Per-connection state: the socket's scope, its connection and the trackers that end it. */
+interface ConnData extends SocketScope {
   conn: RealtimeConnection | null;
-  /** The session or API key behind the credential (connectionOwner; null for the admin): its revocation or deletion closes the connection. */
-  owner: string | null;
   untrack: (() => void) | null;
-  /** The resolved project id (from connect); a grant change there ends the connection of a non-admin caller. */
-  projectId: string | null;
   untrackProject: (() => void) | null;
 }
 
 const MAX_MESSAGE_BYTES = 64 * 1024;
 const HARD_CAP_MIN_BYTES = 16 * 1024 * 1024;
-const CORRELATION = /^[A-Za-z0-9._:-]{8,128}$/;
 
 export interface RealtimeSocketOptions {
   /** Unsent bytes past which a client is closed with 1013 (REALTIME_MAX_BUFFERED_BYTES). */
@@ -42,12 +30,6 @@ export interface RealtimeSocketOptions {
   /** Checks published traffic against that bound; shared by every realtime route of the app. */
   sweep: SlowConsumerSweep;
 }
-
-const invocation = (spec: OperationSpec, d: Pick<ConnData, 'bearer' | 'tenant' | 'project' | 'branch' | 'basePath'>, body: unknown, correlationId: string): Invocation => ({
-  correlationId, protocol: 'rest', operation: spec, collection: null, relation: null, params: {}, query: new Map(), body,
-  bearer: d.bearer === '' ? null : d.bearer, tenantHeader: d.tenant === '' ? null : d.tenant, projectHeader: d.project === '' ? null : d.project,
-  branchHeader: d.branch, idempotencyKey: null, ifMatch: null, basePath: d.basePath,
-});
 
 /** `error` message: the REST error envelope's fields plus the subscription id and HTTP status. */
 function errorMessage(err: ServiceError, correlationId: string, basePath: string, id: string | null): string {
@@ -76,36 +58,6 @@ function guard(ws: WebSocket<ConnData>, log: Logger, fn: () => void): void {
   }
 }
 
-/** The upgrade handler's guard: a synchronous throw answers 500 INTERNAL as REST would. */
-function guardUpgrade(res: HttpResponse, log: Logger, fn: () => { state: { aborted: boolean; answered: boolean }; correlationId: string }): void {
-  let started: { state: { aborted: boolean; answered: boolean }; correlationId: string } | null = null;
-  try {
-    started = fn();
-  } catch (err) {
-    failUpgrade(res, started?.state ?? { aborted: false, answered: false }, started?.correlationId ?? randomUUID(), err, log);
-  }
-}
-
-function failUpgrade(res: HttpResponse, state: { aborted: boolean; answered: boolean }, correlationId: string, err: unknown, log: Logger): void {
-  const error = maskError(err, correlationId, log);
-  try {
-    if (state.aborted) return;
-    if (state.answered) {
-      res.close();
-      return;
-    }
-    state.answered = true;
-    res.cork(() => {
-      res.writeStatus(statusLine(httpStatusOf(error)));
-      res.writeHeader('X-Service-Correlation-Id', correlationId);
-      res.writeHeader('Content-Type', 'application/json; charset=utf-8');
-      res.end(JSON.stringify(toErrorEnvelope(error, correlationId, '/api')), true);
-    });
-  } catch (again) {
-    log.error('could not answer a failed upgrade', { correlationId, error: String(again) });
-  }
-}
-
 /**
  * `GET /api/realtime` (and `/v1/realtime`): WebSocket. The handshake is a
  * `Realtime.Connect` dispatch (401/403/429 answered as HTTP before any
@@ -126,66 +78,11 @@ export function registerRealtimeWebSocket(app: TemplatedApp, services: Services,
     // skip messages for it. Only a client that passes the cap within one sweep interval is cut off
     // without a close frame (1006), because uWS then drops the close frame too.
     maxBackpressure: Math.max(bound * 16, HARD_CAP_MIN_BYTES),
-    upgrade: (res: HttpResponse, req: HttpRequest, context) => guardUpgrade(res, services.log, () => {
-      const q = parseQuery(req.getQuery() ?? '');
-      const key = req.getHeader('sec-websocket-key');
-      const ext = req.getHeader('sec-websocket-extensions');
-      const offered = req.getHeader('sec-websocket-protocol');
-      const incoming = req.getHeader('x-service-correlation-id');
-      const correlationId = CORRELATION.test(incoming) ? incoming : randomUUID();
-      // Credential: Authorization header, then a `bearer.<token>` protocol, then `access_token`.
-      const protocols = offered === '' ? [] : offered.split(',').map((s) => s.trim());
-      const viaProtocol = protocols.find((p) => p.startsWith('bearer.'));
-      const bearer = bearerOf(req.getHeader('authorization')) ?? viaProtocol?.slice('bearer.'.length) ?? q.get('access_token') ?? '';
-      const chosen = viaProtocol ?? protocols[0] ?? '';
-      const data: ConnData = {
-        bearer,
-        tenant: req.getHeader('x-service-tenant') || (q.get('tenant') ?? ''),
-        project: req.getHeader('x-service-project') || (q.get('project') ?? ''),
-        branch: req.getHeader('x-service-branch') || (q.get('branch') ?? null),
-        basePath, conn: null, owner: null, untrack: null, projectId: null, untrackProject: null,
-      };
-      const state = { aborted: false, answered: false };
-      res.onAborted(() => {
-        state.aborted = true;
-      });
-      void (async () => {
-        let err: ServiceError | null = null;
-        if (isSubscriptionToken(bearer)) {
-          // The token is bound to its project: scope comes from it, never from the request.
-          const v = await verifySubscriptionToken(services.db, bearer);
-          if (v === null) err = unauthorized('Auth.InvalidToken', 'the subscription token is invalid or expired');
-          else {
-            data.tenant = v.tenantId;
-            data.project = v.projectId;
-          }
-        }
-        if (err === null) {
-          const outcome = await dispatch(invocation(REALTIME_SPECS.connect, data, undefined, correlationId), rtServices);
-          if (!outcome.ok) err = outcome.error;
-          else {
-            const body = outcome.result.body as { owner?: string | null; projectId?: string };
-            data.owner = body.owner ?? null;
-            data.projectId = body.projectId ?? null;
-          }
-        }
-        if (state.aborted) return;
-        res.cork(() => {
-          state.answered = true;
-          if (err !== null) {
-            res.writeStatus(statusLine(httpStatusOf(err)));
-            res.writeHeader('X-Service-Correlation-Id', correlationId);
-            const h = err.details.headers;
-            if (h !== undefined) for (const k in h) res.writeHeader(k, h[k]!);
-            res.writeHeader('Content-Type', 'application/json; charset=utf-8');
-            res.end(JSON.stringify(toErrorEnvelope(err, correlationId, basePath)), true);
-            return;
-          }
-          res.upgrade(data, key, chosen, ext, context);
-        });
-      })().catch((err: unknown) => failUpgrade(res, state, correlationId, err, services.log));
-      return { state, correlationId };
-    }),
+    // Credential: Authorization header, then a `bearer.<token>` protocol, then `access_token`; checked before upgrading.
+    upgrade: (res, req, context) => upgradeSocket(res, req, context, services, rtServices, {
+      basePath, protocol: 'rest', credentialOptional: false,
+      chooseProtocol: (offered) => offered.find((p) => p.startsWith('bearer.')) ?? offered[0] ?? '',
+    }, (scope): ConnData => ({ ...scope, conn: null, untrack: null, untrackProject: null })),
     open: (ws) => guard(ws, services.log, () => {
       wsStats.open++;
       const conn = new RealtimeConnection(ws, bound);
@@ -243,7 +140,7 @@ export function registerRealtimeWebSocket(app: TemplatedApp, services: Services,
       if (full !== null) return reply(errorMessage(full, correlationId, basePath, id));
       conn.pending.add(id);
       void (async () => {
-        const outcome = await dispatch(invocation(REALTIME_SPECS.subscribe, d, { entity: msg.entity, filter: msg.filter }, correlationId), rtServices);
+        const outcome = await dispatch(socketInvocation(REALTIME_SPECS.subscribe, d, { entity: msg.entity, filter: msg.filter }, correlationId), rtServices);
         if (!outcome.ok) {
           conn.pending.delete(id);
           return reply(errorMessage(outcome.error, correlationId, basePath, id));

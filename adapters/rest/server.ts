@@ -2,6 +2,7 @@ import uWS from 'uWebSockets.js';
 import type { Services } from '../../runtime/services.js';
 import { restHandler, type InFlight, type RestOptions } from './handler.js';
 import { registerRealtimeWebSocket } from '../realtime/websocket.js';
+import { registerGraphQLWebSocket } from '../graphql/websocket.js';
 import { SlowConsumerSweep } from '../realtime/slow-consumer-sweep.js';
 import { DEFAULT_MAX_BUFFERED_BYTES } from '../realtime/connection.js';
 
@@ -28,6 +29,11 @@ export function startHttpServer(services: Services, host: string, port: number, 
     const ws = { maxBufferedBytes: opts.realtimeMaxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES, sweep };
     registerRealtimeWebSocket(app, services, '/api/realtime', '/api', ws);
     registerRealtimeWebSocket(app, services, '/v1/realtime', '/v1', ws);
+    // GraphQL subscriptions share the path of `POST /graphql`: uWS hands a GET without an upgrade on to the REST handler.
+    const gql = { maxBufferedBytes: ws.maxBufferedBytes, maxMessageBytes: opts.maxBodyBytes };
+    registerGraphQLWebSocket(app, services, '/graphql', '/api', gql);
+    registerGraphQLWebSocket(app, services, '/api/graphql', '/api', gql);
+    registerGraphQLWebSocket(app, services, '/v1/graphql', '/v1', gql);
   }
   app.any('/*', restHandler(services, opts, inFlight));
   // The typings lack the (host, port, options, cb) overload and app.close(); the binary has both.

@@ -1,19 +1,18 @@
 import {
-  execute, getNamedType, getOperationAST, getVariableValues, GraphQLError, GraphQLObjectType, isNonNullType, Kind,
-  type ExecutionResult, type FieldNode, type FragmentDefinitionNode, type GraphQLFieldResolver, type GraphQLFormattedError, type GraphQLOutputType,
+  execute, getNamedType, GraphQLError, GraphQLObjectType, isNonNullType,
+  type ExecutionResult, type FieldNode, type GraphQLFieldResolver, type GraphQLFormattedError, type GraphQLOutputType,
 } from 'graphql';
 import type { CompiledEntity } from '../entities/compiled-entity.js';
 import type { PageResult, ShapedRow } from '../entities/shape.js';
 import { MASKED } from '../entities/shape.js';
 import { toErrorEnvelope } from '../errors/envelope.js';
 import { maskError } from '../errors/mask.js';
-import { ServiceError, validationFailed } from '../errors/service-error.js';
+import { ServiceError } from '../errors/service-error.js';
 import type { EntityOperationKind } from '../publication/operations.js';
 import type { CompiledPublication } from '../publication/compiled-publication.js';
 import type { Invocation, OperationContext, Result } from '../operations/types.js';
 import { ENTITY_SPECS } from '../operations/entity/index.js';
-import { DocumentCache } from './documents.js';
-import { costOf, GRAPHQL_LIMITS } from './limits.js';
+import { checkRequest, formatDocumentErrors, graphqlBodyOf } from './request-document.js';
 import { entityTypeNames } from './names.js';
 import { graphqlSchemaOf } from './schema.js';
 import { collectFields, pageShapeOf, rowShapeOf, type SelectionContext } from './selection.js';
@@ -32,7 +31,6 @@ interface RootField {
 
 /** What a GraphQL request is executed with: the publication's schema, documents and root fields. */
 interface PublicationExecutor {
-  cache: DocumentCache;
   roots: Map<string, RootField>;
   /** Object types that are connections or edges (resolved from PageResult), by name. */
   connections: Set<string>;
@@ -68,32 +66,12 @@ function executorOf(pub: CompiledPublication): PublicationExecutor {
       connections.add(n.connection);
       edges.add(n.edge);
     }
-    return { cache: new DocumentCache(schema), roots, connections, edges };
+    return { roots, connections, edges };
   });
 }
 
-/** The body of `POST /graphql`: `{ query, variables?, operationName? }`. */
-interface GraphQLBody {
-  query: string;
-  variables: Record<string, unknown>;
-  operationName: string | null;
-}
-
-function bodyOf(raw: unknown): GraphQLBody {
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw validationFailed('GraphQL.InvalidRequest', 'the body must be { query, variables?, operationName? }', 'query');
-  const { query, variables, operationName } = raw as Record<string, unknown>;
-  if (typeof query !== 'string' || query.trim() === '') throw validationFailed('GraphQL.InvalidRequest', 'query must be a non-empty string', 'query');
-  if (variables !== undefined && variables !== null && (typeof variables !== 'object' || Array.isArray(variables))) {
-    throw validationFailed('GraphQL.InvalidRequest', 'variables must be an object', 'variables');
-  }
-  if (operationName !== undefined && operationName !== null && typeof operationName !== 'string') {
-    throw validationFailed('GraphQL.InvalidRequest', 'operationName must be a string', 'operationName');
-  }
-  return { query, variables: (variables ?? {}) as Record<string, unknown>, operationName: (operationName as string | null | undefined) ?? null };
-}
-
 /** A GraphQL error carrying the envelope's code, reasonCode and correlationId (CONTRACT: GraphQL errors). */
-function graphqlErrorOf(err: ServiceError, correlationId: string): GraphQLError {
+export function graphqlErrorOf(err: ServiceError, correlationId: string): GraphQLError {
   const e = toErrorEnvelope(err, correlationId).error;
   const extensions: Record<string, unknown> = { code: e.code, reasonCode: e.reasonCode, correlationId };
   if (e.field !== undefined) extensions.field = e.field;
@@ -101,15 +79,6 @@ function graphqlErrorOf(err: ServiceError, correlationId: string): GraphQLError 
   if (err.retryable) extensions.retryable = true;
   if (e.explainUrl !== undefined) extensions.explainUrl = e.explainUrl;
   return new GraphQLError(err.message, { extensions });
-}
-
-/** Document errors (parse, validation, variables, limits): VALIDATION_FAILED, before anything executes. */
-function documentErrors(errors: readonly GraphQLError[], correlationId: string, reasonCode: string): Result {
-  const formatted = errors.map((e) => {
-    const f = e.toJSON();
-    return { message: f.message, ...(f.locations === undefined ? {} : { locations: f.locations }), extensions: { code: 'VALIDATION_FAILED', reasonCode, correlationId } };
-  });
-  return { status: 400, body: { errors: formatted } };
 }
 
 /**
@@ -121,31 +90,15 @@ function documentErrors(errors: readonly GraphQLError[], correlationId: string, 
  */
 export async function executeGraphQL(ctx: OperationContext, dispatch: DispatchField): Promise<Result> {
   const correlationId = ctx.inv.correlationId;
-  const body = bodyOf(ctx.inv.body);
+  const body = graphqlBodyOf(ctx.inv.body);
   const pub = ctx.scope!.publication;
   const { schema } = graphqlSchemaOf(pub);
   const ex = executorOf(pub);
-  const checked = ex.cache.get(body.query);
-  if (!checked.ok) return documentErrors(checked.errors, correlationId, checked.errors[0]?.message.startsWith('Syntax Error') === true ? 'GraphQL.SyntaxError' : 'GraphQL.InvalidDocument');
-  const document = checked.document;
-  const op = getOperationAST(document, body.operationName);
-  if (op === null || op === undefined) {
-    return documentErrors([new GraphQLError(body.operationName === null ? 'the document has several operations: name one in operationName' : `no operation named '${body.operationName}'`)], correlationId, 'GraphQL.UnknownOperation');
-  }
+  const checked = checkRequest(pub, body);
+  if (!checked.ok) return { status: 400, body: { errors: formatDocumentErrors(checked, correlationId) } };
+  const { document, op, sc } = checked;
   if (op.operation === 'subscription') {
-    return documentErrors([new GraphQLError('subscriptions run over graphql-ws (WebSocket) on this path, not over HTTP POST')], correlationId, 'GraphQL.SubscriptionOverHttp');
-  }
-  const coerced = getVariableValues(schema, op.variableDefinitions ?? [], body.variables);
-  if (coerced.errors !== undefined) return documentErrors(coerced.errors, correlationId, 'GraphQL.InvalidVariables');
-  const fragments: Record<string, FragmentDefinitionNode> = {};
-  for (const d of document.definitions) if (d.kind === Kind.FRAGMENT_DEFINITION) fragments[d.name.value] = d;
-  const sc: SelectionContext = { fragments, variables: coerced.coerced };
-  const cost = costOf(schema, op, sc);
-  if (cost.depth > GRAPHQL_LIMITS.maxDepth) {
-    return documentErrors([new GraphQLError(`query depth ${cost.depth} exceeds ${GRAPHQL_LIMITS.maxDepth}`)], correlationId, 'GraphQL.DepthExceeded');
-  }
-  if (cost.complexity > GRAPHQL_LIMITS.maxComplexity) {
-    return documentErrors([new GraphQLError(`query complexity ${cost.complexity} exceeds ${GRAPHQL_LIMITS.maxComplexity}`)], correlationId, 'GraphQL.ComplexityExceeded');
+    return { status: 400, body: { errors: formatDocumentErrors({ ok: false, errors: [new GraphQLError('subscriptions run over graphql-ws (WebSocket) on this path, not over HTTP POST')], reasonCode: 'GraphQL.SubscriptionOverHttp' }, correlationId) } };
   }
   const rc: RequestContext = { ctx, dispatch, roots: ex.roots, sc };
   const resolver = fieldResolver(ex);

@@ -24,6 +24,24 @@ export interface RealtimeRecipient {
    */
   join?(topic: string): void;
   leave?(topic: string): void;
+  /**
+   * Receives changes as values instead of encoded realtime messages: a
+   * GraphQL subscription completes each against its own selection. Such a
+   * recipient is never sent `send` messages by the hub.
+   */
+  notify?(change: ChangeNotice): void;
+}
+
+/** One change as values: names only, never the row's values (spec: change events). */
+export interface ChangeNotice {
+  kind: string;
+  entity: string;
+  entityId: string;
+  changedFields: readonly string[];
+  eventId: string;
+  occurredAt: string;
+  correlationId: string;
+  publicationVersion: number;
 }
 
 /** Publishes one message to every recipient that joined a topic (uWS `app.publish`). */
@@ -324,7 +342,10 @@ export class RealtimeHub {
         const body = ch.policy === null || ch.policy.masked.length === 0 ? tail : maskedTail(c, ch.policy.masked);
         const message = `{"type":"change","subscriptionId":${ch.idJson},${body}`;
         if (ch.joined > 0) this.publisher?.publish(ch.topic, message);
-        for (const r of ch.direct) r.send(message);
+        for (const r of ch.direct) {
+          if (r.notify !== undefined) r.notify(noticeOf(c, ch.policy));
+          else r.send(message);
+        }
       }
     }
   }
@@ -348,6 +369,15 @@ function maskedTail(c: Change, masked: readonly string[]): string {
     kind: c.kind, entity: c.entity, entityId: c.entityId, changedFields: c.changedFields.filter((f) => !masked.includes(f as string)),
     eventId: c.e.id, occurredAt: c.e.occurredAt, correlationId: c.e.correlationId, publicationVersion: c.e.publicationVersion,
   }).slice(1);
+}
+
+function noticeOf(c: Change, policy: { masked: readonly string[] } | null): ChangeNotice {
+  const fields = c.changedFields as string[];
+  return {
+    kind: c.kind, entity: c.entity, entityId: c.entityId,
+    changedFields: policy === null || policy.masked.length === 0 ? fields : fields.filter((f) => !policy.masked.includes(f)),
+    eventId: c.e.id, occurredAt: c.e.occurredAt, correlationId: c.e.correlationId, publicationVersion: c.e.publicationVersion,
+  };
 }
 
 const holder = (p: PreparedSubscription) => ({ projectId: p.projectId, actor: p.actor, filterKey: p.check?.key ?? null });
