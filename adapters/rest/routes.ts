@@ -26,6 +26,7 @@ import { notFoundSpec } from './not-found.js';
 import { QUOTA_SPECS as Q } from '../../runtime/operations/usage/quotas.js';
 import { GRAPHQL_SCHEMA_SPEC } from '../../runtime/operations/graphql/schema-sdl.js';
 import { GRAPHQL_REQUEST_SPEC } from '../../runtime/operations/graphql/request.js';
+import { GRAPHQL_PLAYGROUND_SPECS } from '../../runtime/operations/graphql/playground.js';
 
 type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -49,6 +50,8 @@ export const STATIC_ROUTES: StaticRoute[] = [
   // Also answered at /graphql/schema (handler.ts).
   { method: 'GET', path: 'graphql/schema', spec: GRAPHQL_SCHEMA_SPEC },
   { method: 'POST', path: 'graphql', spec: GRAPHQL_REQUEST_SPEC },
+  { method: 'GET', path: 'graphql', spec: GRAPHQL_PLAYGROUND_SPECS.page },
+  { method: 'GET', path: 'graphql/assets/:file', spec: GRAPHQL_PLAYGROUND_SPECS.asset },
 
   { method: 'GET', path: 'TenantRecord', spec: TENANT_SPECS.list },
   { method: 'POST', path: 'TenantRecord', spec: TENANT_SPECS.create },
