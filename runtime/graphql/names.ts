@@ -77,3 +77,30 @@ export const SHARED_TYPE_NAMES: readonly string[] = [
   'String', 'Int', 'Float', 'Boolean', 'ID', 'JSON', 'Decimal', 'DateTime', 'Instant',
   'StringFilter', 'IntFilter', 'DecimalFilter', 'DateTimeFilter', 'InstantFilter', 'BooleanFilter', 'IDFilter', 'JSONFilter',
 ];
+
+/** What the collision check needs of an entity definition. */
+export interface NamedEntity {
+  entityName: string;
+  userFields: ReadonlyArray<{ name: string; type: string }>;
+}
+
+/**
+ * Entities a schema can serve: one whose derived type names collide with a
+ * shared type or an earlier entity's is left out (models that predate the
+ * definition-time check). The schema and the exposure bindings both use it.
+ */
+export function servableEntities<E extends NamedEntity>(entities: Iterable<E>): { kept: E[]; skipped: string[] } {
+  const taken = new Set(SHARED_TYPE_NAMES);
+  const kept: E[] = [];
+  const skipped: string[] = [];
+  for (const e of entities) {
+    const names = entityTypeNamesOf(e.entityName, e.userFields.filter((f) => f.type === 'Enum').map((f) => f.name));
+    if (names.some((n) => taken.has(n)) || new Set(names).size !== names.length) {
+      skipped.push(e.entityName);
+      continue;
+    }
+    for (const n of names) taken.add(n);
+    kept.push(e);
+  }
+  return { kept, skipped };
+}

@@ -6,7 +6,7 @@ import {
 import type { CompiledEntity } from '../entities/compiled-entity.js';
 import type { FieldDef, FieldType } from '../publication/model.js';
 import type { CompiledPublication } from '../publication/compiled-publication.js';
-import { entityTypeNames, entityTypeNamesOf, enumFilterName, enumTypeName, enumValueName, SHARED_TYPE_NAMES, sortFieldValue, type EntityTypeNames } from './names.js';
+import { entityTypeNames, enumFilterName, enumTypeName, enumValueName, servableEntities, sortFieldValue, type EntityTypeNames } from './names.js';
 import { DateTimeScalar, DecimalScalar, InstantScalar, JSONScalar } from './scalars.js';
 
 /**
@@ -235,25 +235,8 @@ class SchemaBuilder {
   }
 }
 
-/** Entities whose derived type names collide with a shared type or an earlier entity's are left out. */
-function servable(entities: Iterable<CompiledEntity>): { kept: CompiledEntity[]; skipped: string[] } {
-  const taken = new Set(SHARED_TYPE_NAMES);
-  const kept: CompiledEntity[] = [];
-  const skipped: string[] = [];
-  for (const e of entities) {
-    const names = entityTypeNamesOf(e.entityName, e.userFields.filter((f) => f.type === 'Enum').map((f) => f.name));
-    if (names.some((n) => taken.has(n)) || new Set(names).size !== names.length) {
-      skipped.push(e.entityName);
-      continue;
-    }
-    for (const n of names) taken.add(n);
-    kept.push(e);
-  }
-  return { kept, skipped };
-}
-
 export function buildPublicationSchema(pub: CompiledPublication): PublicationGraphQL {
-  const { kept, skipped } = servable(pub.entities.values());
+  const { kept, skipped } = servableEntities(pub.entities.values());
   const b = new SchemaBuilder(new Map(kept.map((e) => [e.entityName, e])));
   const query: GraphQLFieldConfigMap<unknown, unknown> = {};
   const mutation: GraphQLFieldConfigMap<unknown, unknown> = {};

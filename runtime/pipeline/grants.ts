@@ -10,6 +10,13 @@ export function grantCovered(held: ReadonlySet<string>, required: string): boole
 }
 
 /**
+ * The exposure binding a refusal names: a GraphQL root field's own binding
+ * (`graphql:Entity.Order.Create`), otherwise the REST one.
+ */
+const bindingIdOf = (ctx: OperationContext): string =>
+  `${ctx.inv.protocol === 'graphql' && ctx.operationId.startsWith('Entity.') ? 'graphql' : 'rest'}:${ctx.operationId}`;
+
+/**
  * Stage 4: capability grants. The platform admin holds every grant.
  * Returns the caller's grants with their row-policy parts for stage 5, or
  * null when none carries one (or no grant was needed).
@@ -18,7 +25,7 @@ export async function checkGrants(ctx: OperationContext): Promise<GrantPolicySet
   const required = ctx.inv.operation.grants(ctx);
   if (required.length === 0 || ctx.actor.kind === 'admin') return null;
   if ((ctx.actor.kind !== 'user' && ctx.actor.kind !== 'apikey') || ctx.scope === null) {
-    throw accessDenied('ExposureBinding.RequiredGrantMissing', 'this operation needs grants', { missingGrants: [...required], bindingId: `rest:${ctx.operationId}` });
+    throw accessDenied('ExposureBinding.RequiredGrantMissing', 'this operation needs grants', { missingGrants: [...required], bindingId: bindingIdOf(ctx) });
   }
   // An API key acts with exactly its own grants: no role or subject grants are merged in.
   let held: ReadonlySet<string>;
@@ -35,7 +42,7 @@ export async function checkGrants(ctx: OperationContext): Promise<GrantPolicySet
   if (missing.length > 0) {
     throw accessDenied('ExposureBinding.RequiredGrantMissing', `missing grants: ${missing.join(', ')}`, {
       missingGrants: missing,
-      bindingId: `rest:${ctx.operationId}`,
+      bindingId: bindingIdOf(ctx),
     });
   }
   return policy;

@@ -1,4 +1,5 @@
-import type { EntityOperation } from './operations.js';
+import { entityTypeNames } from '../graphql/names.js';
+import type { EntityOperation, EntityOperationKind } from './operations.js';
 import { canonicalJson, sha256Hex } from './hash.js';
 import type { PublicationRecord } from './compiled-publication.js';
 
@@ -13,8 +14,8 @@ export interface ExposureBinding {
   surfaceVersion: string;
   capabilityId: string;
   capabilityNodeId: string;
-  protocolKind: 'Rest' | 'OpenApi';
-  exposureShape: 'RestRoute' | 'OpenApiOperation';
+  protocolKind: 'Rest' | 'OpenApi' | 'GraphQL';
+  exposureShape: 'RestRoute' | 'OpenApiOperation' | 'GraphQLField' | 'GraphQLMutation' | 'GraphQLSubscription';
   routeOrName: string;
   inputContractRef: string;
   outputContractRef: string;
@@ -32,39 +33,107 @@ export interface ExposureBinding {
 }
 
 
+type BindingBody = Omit<ExposureBinding, 'descriptorHash'>;
+
+/** The hash covers every field but itself, so the same publication always yields the same hashes. */
+const hashed = (body: BindingBody): ExposureBinding => ({ ...body, descriptorHash: `sha256:${sha256Hex(canonicalJson(body))}` });
+
 /**
- * One REST binding per entity operation. The hash covers every field but
- * itself, so the same publication always yields the same hashes.
+ * The exposure bindings of a publication: one REST binding per entity
+ * operation, and one GraphQL binding per root field that projects an entity
+ * operation (`Query.orders` → `Entity.Order.List`, …, `Subscription.orderChanged`).
+ * `graphqlEntities`: the entities the GraphQL schema serves (names/servableEntities).
  */
-export function buildBindings(pub: Pick<PublicationRecord, 'tenantId' | 'projectId' | 'version'>, ops: readonly EntityOperation[]): ExposureBinding[] {
-  return ops.map((op) => {
-    const body: Omit<ExposureBinding, 'descriptorHash'> = {
-      bindingId: `rest:${op.operationId}`,
-      tenantId: pub.tenantId,
-      projectId: pub.projectId,
-      publicationVersion: pub.version,
-      surfaceKind: 'WireSurface',
-      surfaceName: 'rest',
-      surfaceVersion: 'v1',
-      capabilityId: op.operationId,
-      capabilityNodeId: `entity:${op.entity}`,
-      protocolKind: 'Rest',
-      exposureShape: 'RestRoute',
-      routeOrName: `${op.method} ${op.path}`,
-      inputContractRef: `#/components/schemas/${op.entity}${inputSuffix(op.kind)}`,
-      outputContractRef: `#/components/schemas/${op.entity}`,
-      errorContractRef: '#/components/schemas/ErrorEnvelope',
-      authnContractRef: 'bearer',
-      authzPolicyRef: `grants:${op.requiredGrants.join('+')}`,
-      requiredGrantSet: op.requiredGrants,
-      rateLimitPolicyRef: 'default',
-      idempotencyPolicyRef: op.kind === 'Create' || op.kind === 'BatchCreate' ? 'idempotency-key:24h' : null,
-      observabilityPolicyRef: 'default',
-      explanationReasonCodeBlock: 'ExposureBinding',
-      stability: 'Stable',
-      deprecationPolicy: null,
-    };
-    return { ...body, descriptorHash: `sha256:${sha256Hex(canonicalJson(body))}` };
+export function buildBindings(pub: Pick<PublicationRecord, 'tenantId' | 'projectId' | 'version'>, ops: readonly EntityOperation[], graphqlEntities: ReadonlySet<string>): ExposureBinding[] {
+  const out = ops.map((op) => hashed({
+    bindingId: `rest:${op.operationId}`,
+    tenantId: pub.tenantId,
+    projectId: pub.projectId,
+    publicationVersion: pub.version,
+    surfaceKind: 'WireSurface',
+    surfaceName: 'rest',
+    surfaceVersion: 'v1',
+    capabilityId: op.operationId,
+    capabilityNodeId: `entity:${op.entity}`,
+    protocolKind: 'Rest',
+    exposureShape: 'RestRoute',
+    routeOrName: `${op.method} ${op.path}`,
+    inputContractRef: `#/components/schemas/${op.entity}${inputSuffix(op.kind)}`,
+    outputContractRef: `#/components/schemas/${op.entity}`,
+    errorContractRef: '#/components/schemas/ErrorEnvelope',
+    authnContractRef: 'bearer',
+    authzPolicyRef: `grants:${op.requiredGrants.join('+')}`,
+    requiredGrantSet: op.requiredGrants,
+    rateLimitPolicyRef: 'default',
+    idempotencyPolicyRef: op.kind === 'Create' || op.kind === 'BatchCreate' ? 'idempotency-key:24h' : null,
+    observabilityPolicyRef: 'default',
+    explanationReasonCodeBlock: 'ExposureBinding',
+    stability: 'Stable',
+    deprecationPolicy: null,
+  }));
+  for (const op of ops) {
+    if (!graphqlEntities.has(op.entity)) continue;
+    const field = graphqlFieldOf(op);
+    if (field !== null) out.push(graphqlBinding(pub, op.operationId, op.entity, field, op.requiredGrants, op.kind === 'Create' ? 'idempotency-key:24h' : null));
+  }
+  // The subscription projects the realtime capability: reading changes needs what reading rows needs.
+  for (const entity of [...new Set(ops.map((o) => o.entity))]) {
+    if (!graphqlEntities.has(entity)) continue;
+    const read = ops.find((o) => o.entity === entity && o.kind === 'Read');
+    const n = entityTypeNames(entity);
+    out.push(graphqlBinding(pub, `Entity.${entity}.Subscribe`, entity, { shape: 'GraphQLSubscription', name: `Subscription.${n.changedField}`, input: n.filter, output: n.change }, read?.requiredGrants ?? [`entity:${entity}:read`], null));
+  }
+  return out;
+}
+
+interface GraphQLFieldRef {
+  shape: 'GraphQLField' | 'GraphQLMutation' | 'GraphQLSubscription';
+  /** `Query.orders`, `Mutation.createOrder`, `Subscription.orderChanged`. */
+  name: string;
+  /** The input type (a name in the SDL of `GET /graphql/schema`), or '' for arguments without one. */
+  input: string;
+  output: string;
+}
+
+/** The root field an entity operation is projected to, if GraphQL projects it (not batches, replace, relation links). */
+function graphqlFieldOf(op: EntityOperation): GraphQLFieldRef | null {
+  const n = entityTypeNames(op.entity);
+  const byKind: Partial<Record<EntityOperationKind, GraphQLFieldRef>> = {
+    List: { shape: 'GraphQLField', name: `Query.${n.listField}`, input: n.filter, output: n.connection },
+    Read: { shape: 'GraphQLField', name: `Query.${n.oneField}`, input: '', output: n.object },
+    Create: { shape: 'GraphQLMutation', name: `Mutation.${n.createField}`, input: n.createInput, output: n.object },
+    Update: { shape: 'GraphQLMutation', name: `Mutation.${n.updateField}`, input: n.updateInput, output: n.object },
+    Delete: { shape: 'GraphQLMutation', name: `Mutation.${n.deleteField}`, input: '', output: 'DeleteResult' },
+  };
+  return op.relation === null ? byKind[op.kind] ?? null : null;
+}
+
+function graphqlBinding(pub: Pick<PublicationRecord, 'tenantId' | 'projectId' | 'version'>, capabilityId: string, entity: string, f: GraphQLFieldRef, grants: readonly string[], idempotency: string | null): ExposureBinding {
+  return hashed({
+    bindingId: `graphql:${capabilityId}`,
+    tenantId: pub.tenantId,
+    projectId: pub.projectId,
+    publicationVersion: pub.version,
+    surfaceKind: 'WireSurface',
+    surfaceName: 'graphql',
+    surfaceVersion: 'v1',
+    capabilityId,
+    capabilityNodeId: `entity:${entity}`,
+    protocolKind: 'GraphQL',
+    exposureShape: f.shape,
+    routeOrName: f.name,
+    inputContractRef: f.input === '' ? '' : `graphql:${f.input}`,
+    outputContractRef: `graphql:${f.output}`,
+    errorContractRef: 'graphql:errors.extensions',
+    authnContractRef: 'bearer',
+    authzPolicyRef: `grants:${grants.join('+')}`,
+    requiredGrantSet: [...grants],
+    rateLimitPolicyRef: 'default',
+    idempotencyPolicyRef: idempotency,
+    observabilityPolicyRef: 'default',
+    explanationReasonCodeBlock: 'ExposureBinding',
+    stability: 'Stable',
+    deprecationPolicy: null,
   });
 }
 

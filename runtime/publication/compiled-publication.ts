@@ -3,6 +3,7 @@ import type { ProjectModel } from './model.js';
 import { entityOperations, type EntityOperation } from './operations.js';
 import { relationsOf } from './relations.js';
 import { buildBindings, type ExposureBinding } from './bindings.js';
+import { servableEntities } from '../graphql/names.js';
 export { modelHash } from './hash.js';
 
 export interface PublicationRecord {
@@ -38,7 +39,7 @@ export class CompiledPublication {
     this.byCollection = new Map([...entities.values()].map((e) => [e.collection, e]));
     const ops = entityOperations(record.model);
     this.operations = new Map(ops.map((o) => [o.operationId, o]));
-    this.bindings = buildBindings(record, ops);
+    this.bindings = buildBindings(record, ops, new Set(servableEntities(entities.values()).kept.map((e) => e.entityName)));
   }
 
   get version(): number {

@@ -252,6 +252,7 @@ forEachBackend('GraphQL execution', (backend: Backend) => {
       record = (await user.get(`/api/Explainability/access?correlationId=${encodeURIComponent(e.extensions.correlationId)}`)).body?.data;
     }
     assert.deepEqual([record.operationId, record.decision, record.reasonCode, record.protocol], ['Entity.Order.Create', 'Deny', 'ExposureBinding.RequiredGrantMissing', 'graphql']);
+    assert.equal(record.bindingId, 'graphql:Entity.Order.Create', 'the refusal names the GraphQL binding');
     // Without the Customer grant, following order.customer is refused like REST's include=customer.
     const rest = await user.get('/api/orders?include=customer');
     expectStatus(rest, 200);

@@ -371,8 +371,9 @@ forEachBackend('schema routes', (backend: Backend) => {
     const customer = m1.entities.find((e: Json) => e.entityName === 'Customer');
     assert.ok(customer.operations.some((o: Json) => o.operationId === 'Entity.Customer.RelationList.orders'));
 
-    assert.deepEqual(order.bindings.map((b: Json) => b.bindingId), order.operations.map((o: Json) => `rest:${o.operationId}`));
-    const byId = new Map<string, Json>(order.bindings.map((b: Json) => [b.capabilityId, b]));
+    const restBindings = order.bindings.filter((b: Json) => b.protocolKind === 'Rest');
+    assert.deepEqual(restBindings.map((b: Json) => b.bindingId), order.operations.map((o: Json) => `rest:${o.operationId}`));
+    const byId = new Map<string, Json>(restBindings.map((b: Json) => [b.capabilityId, b]));
     const readBinding = byId.get('Entity.Order.Read')!;
     assert.equal(readBinding.tenantId, p.tenantId);
     assert.equal(readBinding.projectId, p.projectId);
@@ -389,6 +390,23 @@ forEachBackend('schema routes', (backend: Backend) => {
     assert.deepEqual(byId.get('Entity.Order.RelationList.customer')!.requiredGrantSet, ['entity:Order:read', 'entity:Customer:read']);
     assert.equal(byId.get('Entity.Order.Create')!.idempotencyPolicyRef, 'idempotency-key:24h');
     assert.equal(readBinding.idempotencyPolicyRef, null);
+    // GraphQL projects List, Read, Create, Update and Delete as root fields, and the realtime capability as a subscription.
+    const graphqlBindings = order.bindings.filter((b: Json) => b.protocolKind === 'GraphQL');
+    assert.deepEqual(graphqlBindings.map((b: Json) => [b.bindingId, b.exposureShape, b.routeOrName]), [
+      ['graphql:Entity.Order.List', 'GraphQLField', 'Query.orders'],
+      ['graphql:Entity.Order.Create', 'GraphQLMutation', 'Mutation.createOrder'],
+      ['graphql:Entity.Order.Read', 'GraphQLField', 'Query.order'],
+      ['graphql:Entity.Order.Update', 'GraphQLMutation', 'Mutation.updateOrder'],
+      ['graphql:Entity.Order.Delete', 'GraphQLMutation', 'Mutation.deleteOrder'],
+      ['graphql:Entity.Order.Subscribe', 'GraphQLSubscription', 'Subscription.orderChanged'],
+    ]);
+    for (const b of graphqlBindings) {
+      assert.equal(b.surfaceName, 'graphql');
+      const twin = byId.get(b.capabilityId);
+      // The same authority as the REST twin (the subscription needs what a read needs).
+      assert.deepEqual(b.requiredGrantSet, twin?.requiredGrantSet ?? ['entity:Order:read']);
+    }
+    assert.equal(graphqlBindings[1].idempotencyPolicyRef, 'idempotency-key:24h');
     for (const b of order.bindings) assert.match(b.descriptorHash, HASH);
     assert.equal(new Set(order.bindings.map((b: Json) => b.descriptorHash)).size, order.bindings.length);
 

@@ -111,7 +111,11 @@ export const EXPLAIN_PUBLICATION_SPECS = {
     const pub = ctx.scope!.publication;
     const svc = ctx.services;
     const surfaces = [
-      { surfaceKind: 'WireSurface', ordinal: 20, surfaceName: 'rest', enabled: true, bindingCount: pub.bindings.length, basePaths: ['/api', '/v1'] },
+      { surfaceKind: 'WireSurface', ordinal: 20, surfaceName: 'rest', enabled: true, bindingCount: pub.bindings.filter((b) => b.protocolKind === 'Rest').length, basePaths: ['/api', '/v1'] },
+      {
+        surfaceKind: 'WireSurface', ordinal: 20, surfaceName: 'graphql', enabled: true, bindingCount: pub.bindings.filter((b) => b.protocolKind === 'GraphQL').length,
+        routes: ['/graphql', '/graphql/schema'], subscriptions: svc.realtime !== undefined,
+      },
       { surfaceKind: 'OperationProjectionSurface', ordinal: 21, surfaceName: 'openapi', enabled: true, routes: ['/api/openapi.json', '/api/openapi.yaml'] },
       { surfaceKind: 'EventVocabularySurface', ordinal: 40, surfaceName: 'events', enabled: true, routes: ['/api/events', '/api/events/tail'] },
       { surfaceKind: 'WebhookSurface', ordinal: 42, surfaceName: 'webhooks', enabled: svc.webhooks !== undefined },
