@@ -2,10 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { ServiceError } from '../runtime/errors/service-error.js';
 import type { Logger } from '../runtime/log.js';
 import type { ActorId } from './actor-id.js';
-import type { ActorContext, ActorDefinition, ActorHandler } from './define.js';
+import type { ActorContext, ActorDefinition, ActorHandler, ActorMessenger } from './define.js';
 import { ActorReason } from './errors.js';
 import { Mailbox, type MailboxProcessor } from './mailbox.js';
-import type { ActorSystem } from './system.js';
 
 // The runtime holds every kind in one table, so state and deps are erased here;
 // defineActor() is where they are checked.
@@ -21,7 +20,7 @@ export interface KindEntry {
 
 /** What an activation needs from its system, without reaching into the system's internals. */
 export interface ActivationHost {
-  readonly system: ActorSystem;
+  readonly system: ActorMessenger;
   readonly log: Logger;
   readonly maxMessagesPerTurn: number;
   readonly counters: { processed: number; failed: number };
@@ -53,7 +52,7 @@ class Context<S> implements ActorContext<S> {
     readonly id: ActorId,
     public state: S,
     readonly log: Logger,
-    readonly system: ActorSystem,
+    readonly system: ActorMessenger,
   ) {}
 }
 

@@ -1,6 +1,16 @@
 import type { Logger } from '../runtime/log.js';
 import type { ActorId } from './actor-id.js';
-import type { ActorSystem } from './system.js';
+
+export interface AskOptions {
+  timeoutMs?: number;
+  correlationId?: string;
+}
+
+/** What a handler may do with its actor system: message other actors (actors/system.ts's ActorSystem is one). */
+export interface ActorMessenger {
+  ask<R = unknown>(id: ActorId, type: string, payload: unknown, opts?: AskOptions): Promise<R>;
+  tell(id: ActorId, type: string, payload: unknown): void;
+}
 
 /** What a handler sees: its actor's identity and state, and the system to reach other actors. */
 export interface ActorContext<S> {
@@ -8,7 +18,7 @@ export interface ActorContext<S> {
   /** Exclusive handlers may replace it; it is dropped when the activation is discarded. */
   state: S;
   readonly log: Logger;
-  readonly system: ActorSystem;
+  readonly system: ActorMessenger;
 }
 
 /**

@@ -8,4 +8,4 @@ export {
   type ActorSystemStats,
   type AskOptions,
 } from './system.js';
-export type { ActorEnvelope, ActorTransport } from '../cluster/transport.js';
+export type { ActorEnvelope, ActorTransport } from './transport.js';

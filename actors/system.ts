@@ -1,6 +1,6 @@
 import { ServiceError } from '../runtime/errors/service-error.js';
 import type { Logger } from '../runtime/log.js';
-import type { ActorEnvelope, ActorHost, ActorTransport } from '../cluster/transport.js';
+import type { ActorEnvelope, ActorHost, ActorTransport } from './transport.js';
 import { Activation, type ActivationHost, type AnyHandler, type KindEntry } from './activation.js';
 import { ACTOR_KIND_PATTERN, ActorId } from './actor-id.js';
 import type { ActorDefinition } from './define.js';
@@ -32,10 +32,9 @@ export const ACTOR_SYSTEM_DEFAULTS = {
 // setTimeout clamps larger delays to 1 ms, which would turn a long timeout into none.
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
-export interface AskOptions {
-  timeoutMs?: number;
-  correlationId?: string;
-}
+import type { AskOptions } from './define.js';
+
+export type { AskOptions } from './define.js';
 
 export interface ActorSystemStats {
   /** Activations holding loaded state. */

@@ -7,7 +7,7 @@ import { notOwner, payloadTooLarge } from './errors.js';
 import type { ClusterConnection } from './nats-connection.js';
 import { encodeReplyValue, respond } from './nats-wire.js';
 import { RELEASING, unsubscribe, type Placement } from './placement.js';
-import type { ActorEnvelope, ActorHost } from './transport.js';
+import type { ActorEnvelope, ActorHost } from '../actors/transport.js';
 import { toWireError } from './wire-error.js';
 
 /**

@@ -16,7 +16,7 @@ import { ClusterReason, notOwner, ownerUnreachable, payloadTooLarge, placementUn
 import { LEASE_DEFAULTS, PlacementLeases, type Lease, type LeaseLoss } from './leases.js';
 import type { ClusterConnection } from './nats-connection.js';
 import { clonePlainData } from './plain-data.js';
-import type { ActorEnvelope, ActorHost, ActorTransport } from './transport.js';
+import type { ActorEnvelope, ActorHost, ActorTransport } from '../actors/transport.js';
 import { fromWireError, toWireError } from './wire-error.js';
 
 export interface NatsActorTransportOptions {

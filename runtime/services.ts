@@ -3,24 +3,22 @@ import type { SqlClient } from '../storage/index.js';
 import type { ApiKeyVerifier } from './identity/api-keys.js';
 import type { IdentityPolicy } from './identity/policy.js';
 import type { Logger } from './log.js';
-import type { Actor, OperationSpec, ProjectRow, TenantRow } from './operations/types.js';
+import type { ProjectRow, TenantRow } from './control/rows.js';
+import type { TokenVerifier } from './identity/token-verifier.js';
+import type { UsageSink } from './usage/sink.js';
+
+export type { TokenVerifier } from './identity/token-verifier.js';
+export type { UsageEvent, UsageSink } from './usage/sink.js';
 import type { ServiceError } from './errors/service-error.js';
 import type { CompiledPublication } from './publication/compiled-publication.js';
-import type { AuditRow } from './pipeline/evidence.js';
+import type { AuditRow } from './pipeline/audit-row.js';
 import type { ControlPlaneGateway } from './control/gateway.js';
 import type { EventTailSource } from './events/event-tail.js';
 import type { RealtimeHub } from './realtime/hub.js';
 import type { CompiledEnvelope } from './governance/compiled.js';
 import type { OutboundWebhooks } from './webhooks/outbound/dispatcher.js';
-import type { OperationContext } from './operations/types.js';
+import type { AdmissionRequest } from './quota/units.js';
 import type { ConcurrencyQuotas, QuotaHold, QuotaSummaryRow } from './quota/ledger.js';
-
-/** Verifies a project user's access token (stage 1). Null when the token is not valid. */
-export interface TokenVerifier {
-  verify(token: string): Promise<Actor | null>;
-  /** Whether a user session may still authenticate (not revoked or expired); tokens that carry a session id but are checked elsewhere ask this. */
-  sessionLive?(projectId: string, sessionId: string): Promise<boolean>;
-}
 
 /** Resolves tenant/project by slug or id; cached, invalidated by the owning actors. */
 export interface ScopeDirectory {
@@ -62,33 +60,10 @@ export interface GovernanceSource {
   invalidate(): void | Promise<void>;
 }
 
-/**
- * One usage event (CONTRACT: Usage and quotas): append-only, one per
- * dispatched operation and kind (`read.monthly`, `write.monthly`,
- * `realtime.subscriptions`, `webhook.deliveries.monthly`, `<kind>.overage`).
- */
-export interface UsageEvent {
-  tenantId: string;
-  projectId: string;
-  kind: string;
-  quantity: number;
-  /** ISO 8601 UTC. */
-  at: string;
-  operationId: string;
-  correlationId: string;
-  dimensions?: Readonly<Record<string, string>>;
-}
-
-/** Where usage events go: buffered like audit rows, never awaited on the request path. */
-export interface UsageSink {
-  record(event: UsageEvent): void;
-  flush(): Promise<void>;
-}
-
 /** Project quotas (runtime/quota/): the dispatch stage that checks them and the owner of their counters. */
 export interface QuotaEnforcer {
   /** Null when no quota applies; throws 429 QUOTA_EXCEEDED for an operation a hard or reservation quota refuses. Synchronous once the project's quotas are loaded. */
-  admit(ctx: OperationContext): QuotaHold | null | Promise<QuotaHold | null>;
+  admit(ctx: AdmissionRequest): QuotaHold | null | Promise<QuotaHold | null>;
   summary(projectId: string): Promise<QuotaSummaryRow[]>;
   /** A concurrency kind's quotas (realtime.subscriptions): what the realtime hub enforces; synchronous once loaded. */
   concurrency(projectId: string, kind: string): ConcurrencyQuotas | Promise<ConcurrencyQuotas>;
@@ -101,9 +76,21 @@ export interface AuditSink {
   flush(): Promise<void>;
 }
 
+/**
+ * What Explainability reads of a routed operation. An OperationSpec has it
+ * (runtime/operations/types.ts); named here because that module depends on
+ * this one, not the other way round.
+ */
+export interface RoutedOperation {
+  readonly id: string;
+  readonly authn: 'public' | 'user' | 'admin';
+  /** Compared with `noGrants` to tell fixed grants from per-request ones. */
+  readonly grants: unknown;
+}
+
 /** What a REST method and path resolve to, before scope (entity routes name a collection, checked against the publication). */
 export interface RouteResolution {
-  spec: OperationSpec;
+  spec: RoutedOperation;
   params: Record<string, string>;
   collection: string | null;
   relation: string | null;

@@ -5,6 +5,7 @@ import type { SqlExecutor } from '../../storage/index.js';
 import { ActorId } from '../actor-id.js';
 import { defineActor, type ActorDefinition } from '../define.js';
 import type { ActorSystem } from '../system.js';
+import type { ActorMessenger } from '../define.js';
 
 /** The spec's operator actors; one activation of each per cluster (key `main`). */
 export const SWEEPER_NAMES: SweeperName[] = ['ObservabilityDrainAudit', 'StagingTtlSweeper', 'BillingDrainMetering'];
@@ -38,7 +39,7 @@ interface SweeperState {
   sweeps: number;
 }
 
-async function run(ctx: { state: SweeperState; id: ActorId; system: ActorSystem }, deps: SweeperDeps): Promise<{ results: RuleSweep[]; sweeps: number }> {
+async function run(ctx: { state: SweeperState; id: ActorId; system: ActorMessenger }, deps: SweeperDeps): Promise<{ results: RuleSweep[]; sweeps: number }> {
   const results = await sweepRules(deps.db, deps.rules, { ...deps.limits, stopped: () => deps.stopping.value });
   ctx.state.lastSweepEndedAt = Date.now();
   ctx.state.sweeps++;

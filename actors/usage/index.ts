@@ -4,6 +4,7 @@ import type { SqlClient } from '../../storage/index.js';
 import { ActorId } from '../actor-id.js';
 import { defineActor, type ActorDefinition } from '../define.js';
 import type { ActorSystem } from '../system.js';
+import type { ActorMessenger } from '../define.js';
 
 /** The spec's rollup operator; one activation per cluster (key `main`), like the retention sweepers. */
 export const ROLLUP_ACTOR = 'BillingDrainRollup';
@@ -22,7 +23,7 @@ interface RollupState {
   runs: number;
 }
 
-async function run(ctx: { state: RollupState; id: ActorId; system: ActorSystem }, deps: RollupDeps): Promise<RollupRun & { runs: number }> {
+async function run(ctx: { state: RollupState; id: ActorId; system: ActorMessenger }, deps: RollupDeps): Promise<RollupRun & { runs: number }> {
   const result = await rollUpUsage(deps.db, { ...deps.limits, stopped: () => deps.stopping.value });
   ctx.state.lastRunEndedAt = Date.now();
   ctx.state.runs++;

@@ -1,5 +1,5 @@
 import type { ResultStream, StreamSink } from '../../runtime/operations/types.js';
-import type { ReplyTarget } from './write.js';
+import type { ReplyTarget } from './reply-target.js';
 
 export interface SseOptions {
   /** Comment line sent when nothing else was, so proxies and clients see a live connection. */

@@ -1,4 +1,3 @@
-import type { HttpResponse } from 'uWebSockets.js';
 import { httpStatusOf, toErrorEnvelope } from '../../runtime/errors/envelope.js';
 import { maskError } from '../../runtime/errors/mask.js';
 import { ServiceError } from '../../runtime/errors/service-error.js';
@@ -7,26 +6,11 @@ import type { Result } from '../../runtime/operations/types.js';
 import { statusLine } from './status-text.js';
 import { writeStream } from './sse.js';
 import { stringifyWithin } from './bounded-json.js';
+import type { ReplyTarget } from './reply-target.js';
+
+export type { ReplyTarget } from './reply-target.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
-
-export interface ReplyTarget {
-  res: HttpResponse;
-  aborted: boolean;
-  correlationId: string;
-  cors: string | null;
-  closeConnection: boolean;
-  /** The request's method (the size refusal words itself differently for a write). */
-  method: string;
-  /** Largest JSON response body (MAX_RESPONSE_BYTES); a larger one answers 422 Response.TooLarge instead. */
-  maxResponseBytes: number;
-  /** Set once the status line is written: after that only closing the connection can signal a failure. */
-  started?: boolean;
-  /** Set by a streaming response; the handler's onAborted calls it (uWS keeps one abort handler per response). */
-  onAbort?: () => void;
-  /** The route's error shape (OperationSpec.errorShape): GraphQL's `errors[]` instead of the REST envelope. */
-  errorShape?: 'graphql';
-}
 
 function send(t: ReplyTarget, status: number, headers: Record<string, string> | undefined, body: string | null, contentType: string): void {
   if (t.aborted) return;

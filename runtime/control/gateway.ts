@@ -1,7 +1,7 @@
 import type { Envelope } from '../governance/envelope.js';
 import type { QuotaRecord } from '../quota/store.js';
 import type { LeaseReply, LeaseRequest } from '../quota/budget-owner.js';
-import type { ProjectRow, TenantRow } from '../operations/types.js';
+import type { ProjectRow, TenantRow } from './rows.js';
 import type { SchemaChange, SchemaChangeResult } from './schema-change.js';
 
 /**

@@ -4,7 +4,7 @@ import { grantFor } from '../publication/operations.js';
 import type { Relation } from '../publication/relations.js';
 import type { CompiledEntity } from './compiled-entity.js';
 import { SqlParams } from '../filter/to-sql.js';
-import type { RowPolicy } from '../policy/row-policy.js';
+import type { ReadPolicy } from './read-policy.js';
 
 const MAX_INCLUDES = 10;
 /** Rows per parent for a toMany include; larger sets are read through the relation route. */
@@ -32,7 +32,7 @@ export function includeGrants(entity: CompiledEntity, text: string | undefined):
  * (null when it is gone or hidden); a toMany relation adds an array. One
  * query per relation for the whole page, never one per row.
  */
-export async function expandIncludes(db: SqlExecutor, entity: CompiledEntity, rows: Record<string, unknown>[], relations: readonly Relation[], policy: RowPolicy | null = null): Promise<void> {
+export async function expandIncludes(db: SqlExecutor, entity: CompiledEntity, rows: Record<string, unknown>[], relations: readonly Relation[], policy: ReadPolicy | null = null): Promise<void> {
   if (rows.length === 0) return;
   // A relation whose reference field is masked from the caller is not expanded (the field stays absent).
   const hidden = policy === null ? [] : policy.read(entity).masked;

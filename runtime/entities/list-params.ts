@@ -4,7 +4,6 @@ import { requestFilterGrants } from '../filter/grants.js';
 import { parseFilterText } from '../filter/parse.js';
 import type { Relation } from '../publication/relations.js';
 import type { CompiledEntity } from './compiled-entity.js';
-import type { OperationContext } from '../operations/types.js';
 import { includeGrants, parseInclude } from './include.js';
 import { parseFieldsParam } from './row-output.js';
 import { decodeCursor, type CursorState } from './cursor.js';
@@ -72,8 +71,14 @@ export function listGrants(entity: CompiledEntity, q: ReadonlyMap<string, string
   return filterOnly ? grants : [...grants, ...includeGrants(entity, q.get('include'))];
 }
 
+/** What bounds a page: the node's limit and the project's governance envelope (an operation context has both). */
+export interface PageSizeBounds {
+  readonly services: { readonly limits: { readonly maxPageSize: number } };
+  readonly envelope: { readonly maxPageSize: number | null } | null;
+}
+
 /** The largest page a list may ask for: the platform limit, lowered by the project's governance envelope (set by stage 3). */
-export const maxPageSizeFor = (ctx: OperationContext): number => Math.min(ctx.services.limits.maxPageSize, ctx.envelope?.maxPageSize ?? Infinity);
+export const maxPageSizeFor = (ctx: PageSizeBounds): number => Math.min(ctx.services.limits.maxPageSize, ctx.envelope?.maxPageSize ?? Infinity);
 
 /** Validates every list parameter up front; nothing reaches SQL unchecked. */
 export function parseListParams(entity: CompiledEntity, q: ReadonlyMap<string, string>, maxPageSize: number): ListParams {

@@ -5,7 +5,7 @@ import { toSqlParam } from './field-values.js';
 import type { CompiledEntity } from './compiled-entity.js';
 import { encodeCursor } from './cursor.js';
 import type { ListParams, SortKey } from './list-params.js';
-import type { RowPolicy } from '../policy/row-policy.js';
+import type { ReadPolicy } from './read-policy.js';
 
 const CAST: Record<string, string> = { Decimal: '::numeric', DateTime: '::timestamptz', Instant: '::timestamptz', Int: '::integer', ID: '' };
 
@@ -18,7 +18,7 @@ export const filterTarget = (entity: CompiledEntity): SqlFilterTarget => ({
 });
 
 /** WHERE clause (without the keyword) for the live rows matching the filter; 'TRUE' when none. */
-export function whereSql(entity: CompiledEntity, params: ListParams, sql: SqlParams, extra: string[] = [], policy: RowPolicy | null = null): string {
+export function whereSql(entity: CompiledEntity, params: ListParams, sql: SqlParams, extra: string[] = [], policy: ReadPolicy | null = null): string {
   const parts = [...extra];
   if (entity.softDelete) parts.push('t."deletedAt" IS NULL');
   if (policy !== null) {
@@ -92,7 +92,7 @@ export interface ListQuery {
 }
 
 /** SELECT for one page: pageSize+1 rows so we know whether a next page exists. */
-export function listQuery(entity: CompiledEntity, params: ListParams, extra: (sql: SqlParams) => string[] = () => [], policy: RowPolicy | null = null): ListQuery {
+export function listQuery(entity: CompiledEntity, params: ListParams, extra: (sql: SqlParams) => string[] = () => [], policy: ReadPolicy | null = null): ListQuery {
   const sql = new SqlParams();
   const conds = extra(sql);
   if (params.cursor !== null) conds.push(afterCursorSql(entity, params.sort, params.cursor.values, sql));
@@ -104,7 +104,7 @@ export function listQuery(entity: CompiledEntity, params: ListParams, extra: (sq
   return { text, values: sql.values };
 }
 
-export function countQuery(entity: CompiledEntity, params: ListParams, extra: (sql: SqlParams) => string[] = () => [], policy: RowPolicy | null = null): ListQuery {
+export function countQuery(entity: CompiledEntity, params: ListParams, extra: (sql: SqlParams) => string[] = () => [], policy: ReadPolicy | null = null): ListQuery {
   const sql = new SqlParams();
   const where = whereSql(entity, params, sql, extra(sql), policy);
   return { text: `SELECT count(*)::int AS n FROM ${entity.table} t WHERE ${where}`, values: sql.values };

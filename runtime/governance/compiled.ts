@@ -1,4 +1,4 @@
-import { AUTH_STRENGTHS, type AuthStrength } from '../operations/types.js';
+import { AUTH_STRENGTHS, type AuthStrength } from '../identity/actor.js';
 import type { Envelope, StepUpStrength } from './envelope.js';
 import { keyOf, overlaps, parsePattern, VERBS, type Pattern } from './patterns.js';
 

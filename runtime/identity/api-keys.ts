@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { RevocationSignals } from './revocation-signals.js';
 import { PLATFORM_SCHEMA, type SqlExecutor } from '../../storage/index.js';
-import type { Actor } from '../operations/types.js';
+import type { Actor } from '../identity/actor.js';
 import { grantPolicySet, type PolicyGrant } from '../policy/grant-policy.js';
 import { sameHash } from './tokens.js';
 

@@ -1,4 +1,3 @@
-import type { Services } from '../services.js';
 import { LoginThrottle } from './login-throttle.js';
 import type { WebAuthnRelyingParty } from './webauthn.js';
 
@@ -19,7 +18,7 @@ export const DEFAULT_REFRESH_REUSE_GRACE_MS = 10_000;
 let fallback: IdentityPolicy | null = null;
 
 /** `services.identity`, or defaults shared by the services that have none (tests that build Services by hand). */
-export function identityPolicy(services: Services): IdentityPolicy {
+export function identityPolicy(services: { readonly identity?: IdentityPolicy }): IdentityPolicy {
   if (services.identity !== undefined) return services.identity;
   fallback ??= { refreshReuseGraceMs: DEFAULT_REFRESH_REUSE_GRACE_MS, throttle: new LoginThrottle() };
   return fallback;

@@ -1,8 +1,8 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { decodeJwt, jwtVerify, SignJWT } from 'jose';
 import type { SqlExecutor } from '../../storage/index.js';
-import { AUTH_STRENGTHS, type Actor, type AuthStrength } from '../operations/types.js';
-import type { TokenVerifier } from '../services.js';
+import { AUTH_STRENGTHS, type Actor, type AuthStrength } from './actor.js';
+import type { TokenVerifier } from './token-verifier.js';
 import { claimsOf, type Claims } from './claims.js';
 import { ACCESS_TOKEN_TTL_SECONDS, AUTHENTICATED_ROLE, STEP_UP_TTL_SECONDS, TOKEN_ISSUER } from './constants.js';
 import { cachedProjectSigningKey, existingProjectSigningKey, UUID_RE } from './keys.js';

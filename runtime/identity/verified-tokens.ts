@@ -1,4 +1,4 @@
-import type { Actor } from '../operations/types.js';
+import type { Actor } from '../identity/actor.js';
 
 interface Entry {
   actor: Actor;

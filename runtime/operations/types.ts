@@ -6,44 +6,16 @@ import type { Services } from '../services.js';
 import type { CompiledEnvelope } from '../governance/compiled.js';
 import type { GrantPolicySet } from '../policy/grant-policy.js';
 import type { RowPolicy } from '../policy/row-policy.js';
+import type { Actor } from '../identity/actor.js';
+import type { ProjectRow, TenantRow } from '../control/rows.js';
+import type { AccessDecision } from '../pipeline/audit-row.js';
+import type { Result } from './result.js';
 
-/** Who is calling, materialized by stage 1. */
-export interface Actor {
-  /** `apikey`: a project API key (runtime/identity/api-keys.ts); it holds exactly `keyGrants`, never role grants. */
-  kind: 'admin' | 'user' | 'anonymous' | 'apikey';
-  /** Stable label for audit rows: `platform-admin`, `user:<subjectId>`, `apikey:<keyId>`, `anonymous`. */
-  label: string;
-  subjectId: string | null;
-  /** The project a user token or API key belongs to (stage 2 refuses it elsewhere); null for admin and anonymous. */
-  projectId: string | null;
-  sessionId: string | null;
-  roles: readonly string[];
-  /**
-   * The subject's claims as carried by its access token (set by the admin,
-   * runtime/identity/claims.ts); row policies read them as
-   * `{ "$actor": "claims.<name>" }`. Empty for admin and anonymous.
-   */
-  claims: Readonly<Record<string, string>>;
-  /** API keys only: the key's id. */
-  apiKeyId?: string;
-  /** API keys only: the key's grant strings, the whole of what stage 4 lets it do. */
-  keyGrants?: ReadonlySet<string>;
-  /** API keys only: the key's grants with their row-policy parts, or null when none carries one. */
-  keyPolicy?: GrantPolicySet | null;
-  /**
-   * How strongly the session was authenticated, as carried by its access
-   * token: `password` for a login, `mfa-totp` / `mfa-webauthn` for a token
-   * elevated through a step-up challenge. Absent: `password`.
-   */
-  strength?: AuthStrength;
-}
-
-/** Authentication strengths, weakest first (CONTRACT: Step-up). */
-export const AUTH_STRENGTHS = ['password', 'mfa-totp', 'mfa-webauthn'] as const;
-export type AuthStrength = (typeof AUTH_STRENGTHS)[number];
-
-/** The decisions stage 6 records and Explainability reports (CONTRACT: Explainability). */
-export type AccessDecision = 'Allow' | 'Deny' | 'Mask' | 'Challenge' | 'Error';
+// Defined below the operation layer (so lower layers import them without a cycle); re-exported for the operations.
+export { ANONYMOUS, AUTH_STRENGTHS, PLATFORM_ADMIN, type Actor, type AuthStrength } from '../identity/actor.js';
+export type { ProjectRow, TenantRow } from '../control/rows.js';
+export type { AccessDecision } from '../pipeline/audit-row.js';
+export type { Result, ResultStream, StreamSink } from './result.js';
 
 /**
  * What the pipeline decided along the way, for stage 6's record and for
@@ -59,14 +31,6 @@ export interface DecisionTrace {
   /** Fields removed from the caller's rows by a field mask; empty when nothing is masked. */
   fieldMasks: readonly string[];
 }
-
-const NONE: Readonly<Record<string, string>> = Object.freeze({});
-
-export const ANONYMOUS: Actor = { kind: 'anonymous', label: 'anonymous', subjectId: null, projectId: null, sessionId: null, roles: [], claims: NONE };
-export const PLATFORM_ADMIN: Actor = { kind: 'admin', label: 'platform-admin', subjectId: null, projectId: null, sessionId: null, roles: ['platform-admin'], claims: NONE };
-
-export interface TenantRow { id: string; slug: string; name: string; state: string; createdAt: string; updatedAt: string }
-export interface ProjectRow { id: string; tenantId: string; slug: string; name: string; parentProjectId: string | null; state: string; settings: Record<string, unknown>; createdAt: string; updatedAt: string }
 
 /** Stage 2's output: where the call runs and which publication it is pinned to. */
 export interface Scope {
@@ -118,33 +82,6 @@ export interface Invocation {
   read?: ShapedRead;
   /** The peer's IP address as the socket sees it (no X-Forwarded-For trust); login throttling counts by it. */
   clientAddress?: string | null;
-}
-
-/** Canonical result: adapters project it; REST writes status, headers and body as JSON. */
-export interface Result {
-  status: number;
-  body: unknown;
-  headers?: Record<string, string>;
-  /** A stream of events instead of a body (REST: `text/event-stream`); `body` is then ignored. */
-  stream?: ResultStream;
-}
-
-/** Where a streaming result writes; the adapter owns framing, heartbeats and backpressure. */
-export interface StreamSink {
-  /**
-   * Queues one event. False once the stream is over: the client went away,
-   * or it read too slowly and was dropped (its buffer passed the adapter's
-   * bound). The producer should stop; its close function is called anyway.
-   */
-  send(event: string, data: string, id?: string): boolean;
-  comment(text: string): void;
-  /** Ends the stream from the producer's side. */
-  end(): void;
-}
-
-export interface ResultStream {
-  /** Starts producing; returns the function the adapter calls exactly once when the stream ends for any reason (abort, drop, end, server shutdown). */
-  open(sink: StreamSink): () => void;
 }
 
 export interface OperationContext {

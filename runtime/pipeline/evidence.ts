@@ -1,37 +1,8 @@
 import type { ServiceError } from '../errors/service-error.js';
-import type { AccessDecision, OperationContext } from '../operations/types.js';
+import type { OperationContext } from '../operations/types.js';
+import type { AuditDetails, AuditRow, Decision } from './audit-row.js';
 
-export type Decision = AccessDecision;
-
-/** What a denial adds to its record (the envelope's own fields); null for most rows. */
-export interface AuditDetails {
-  missingGrants?: readonly string[];
-  bindingId?: string;
-  requiredStrength?: string;
-  /** The protocol of a request that did not come in over REST (`graphql`, …); REST rows leave it out. */
-  protocol?: string;
-}
-
-/**
- * One audit row. `evaluatedFilter`, `fieldMasks` and `details` are kept as
- * the objects the pipeline built: the writer serializes them in its flush,
- * never on the request path (runtime/pipeline/audit-writer.ts).
- */
-export interface AuditRow {
-  correlationId: string;
-  tenantId: string | null;
-  projectId: string | null;
-  actor: string;
-  operationId: string;
-  decision: Decision;
-  reasonCode: string;
-  status: number;
-  /** The pipeline stage that decided: 1–5 for a refusal there, 6 once the operation ran. */
-  stage: number;
-  evaluatedFilter: unknown;
-  fieldMasks: readonly string[];
-  details: AuditDetails | null;
-}
+export type { AuditDetails, AuditRow, Decision } from './audit-row.js';
 
 const DENIALS = new Set(['UNAUTHORIZED', 'ACCESS_DENIED', 'QUOTA_EXCEEDED']);
 const STEP_UP = 'Access.StepUpRequired';

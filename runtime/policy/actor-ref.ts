@@ -1,6 +1,5 @@
 import { CLAIM_NAME_RE } from '../identity/claims.js';
 import { checkFieldValue } from '../entities/field-values.js';
-import type { Actor } from '../operations/types.js';
 import type { FieldDef } from '../publication/model.js';
 
 /**
@@ -28,12 +27,18 @@ export function actorRefOf(raw: { $actor: unknown }): ActorRef | null {
   return typeof raw.$actor === 'string' && SOURCE_RE.test(raw.$actor) ? new ActorRef(raw.$actor) : null;
 }
 
+/** What a ref reads of the caller (identity/actor.ts's Actor has them). */
+export interface ActorFacts {
+  subjectId: string | null;
+  claims: Readonly<Record<string, string>>;
+}
+
 /**
  * The caller's value for a ref, or undefined when it has none (no subject,
  * claim missing) or the value does not fit the field's type: such a grant
  * covers no row (it never matches null, never fails in SQL).
  */
-export function actorValue(actor: Actor, ref: ActorRef, field: FieldDef): unknown {
+export function actorValue(actor: ActorFacts, ref: ActorRef, field: FieldDef): unknown {
   const v = ref.source === 'subjectId' ? actor.subjectId : actor.claims[ref.source.slice('claims.'.length)];
   if (v === undefined || v === null) return undefined;
   return checkFieldValue(field, v) === null ? v : undefined;

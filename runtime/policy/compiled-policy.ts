@@ -1,7 +1,7 @@
 import { quoteIdent } from '../../storage/quote.js';
 import type { CompiledEntity } from '../entities/compiled-entity.js';
 import { SqlParams } from '../filter/to-sql.js';
-import type { Actor } from '../operations/types.js';
+import type { Actor } from '../identity/actor.js';
 import type { CompiledPublication } from '../publication/compiled-publication.js';
 import { parsedOrNull, PolicyFilter } from './policy-filter.js';
 import { statementName } from './statement-names.js';

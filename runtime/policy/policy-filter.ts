@@ -4,7 +4,7 @@ import { filterTarget } from '../entities/list.js';
 import type { FilterNode } from '../filter/ast.js';
 import { parsePolicyFilter } from '../filter/parse.js';
 import { filterToSql, SqlParams } from '../filter/to-sql.js';
-import type { Actor } from '../operations/types.js';
+import type { Actor } from '../identity/actor.js';
 import type { FieldDef } from '../publication/model.js';
 import { ActorRef, actorValue } from './actor-ref.js';
 

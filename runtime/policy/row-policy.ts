@@ -4,7 +4,7 @@ import { filterTarget } from '../entities/list.js';
 import type { SortKey } from '../entities/list-params.js';
 import type { FilterNode } from '../filter/ast.js';
 import type { SqlFilterTarget, SqlParams } from '../filter/to-sql.js';
-import type { Actor } from '../operations/types.js';
+import type { Actor } from '../identity/actor.js';
 import { CompiledPolicy, type PolicyVerb, type VerbPolicy } from './compiled-policy.js';
 import { deniedByMissingClaim, deniedByPolicy } from './grant-policy.js';
 

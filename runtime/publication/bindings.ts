@@ -1,7 +1,7 @@
 import { entityTypeNames } from '../graphql/names.js';
 import type { EntityOperation, EntityOperationKind } from './operations.js';
 import { canonicalJson, sha256Hex } from './hash.js';
-import type { PublicationRecord } from './compiled-publication.js';
+import type { PublicationRecord } from './record.js';
 
 /** The spec's exposure binding descriptor (Resources: Exposure binding descriptor). */
 export interface ExposureBinding {

@@ -1,21 +1,12 @@
 import { CompiledEntity } from '../entities/compiled-entity.js';
-import type { ProjectModel } from './model.js';
+import type { PublicationRecord } from './record.js';
 import { entityOperations, type EntityOperation } from './operations.js';
 import { relationsOf } from './relations.js';
 import { buildBindings, type ExposureBinding } from './bindings.js';
 import { servableEntities } from '../graphql/names.js';
 export { modelHash } from './hash.js';
 
-export interface PublicationRecord {
-  tenantId: string;
-  projectId: string;
-  branch: string;
-  version: number;
-  schema: string;
-  model: ProjectModel;
-  descriptorHash: string;
-  createdAt: string;
-}
+export type { PublicationRecord } from './record.js';
 
 /**
  * A publication compiled for serving: immutable, shared by every request

@@ -5,7 +5,7 @@
  * `/CredentialReveal/{revealTokenId}/reveal` (docs/identity.md, "API keys").
  */
 import { dateTimeSchema, schemaRef, uuidSchema, type Json } from './openapi-components.js';
-import type { StaticOp } from './openapi-static.js';
+import type { StaticOp } from './openapi-static-op.js';
 
 export const API_KEY_SCHEMA_NAMES = ['ApiKeyGrant', 'ApiKeyInput', 'ApiKey', 'ApiKeyCreated', 'ApiKeySingle', 'ApiKeyList'] as const;
 

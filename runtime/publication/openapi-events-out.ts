@@ -7,7 +7,7 @@
  * The `/Webhook/...` aliases of the outbound routes are not listed.
  */
 import { schemaRef, type Json } from './openapi-components.js';
-import type { StaticOp } from './openapi-static.js';
+import type { StaticOp } from './openapi-static-op.js';
 
 export { EVENTS_OUT_SCHEMA_NAMES, eventsOutSchemas } from './openapi-events-out-schemas.js';
 

@@ -4,7 +4,7 @@
  * `POST /Explainability/access` is documented with row policy.
  */
 import { dateTimeSchema, schemaRef, singleEnvelope, type Json } from './openapi-components.js';
-import type { StaticOp } from './openapi-static.js';
+import type { StaticOp } from './openapi-static-op.js';
 
 export const EXPLAINABILITY_SCHEMA_NAMES = [
   'ExplainDecisionRecord', 'ExplainReadPlanInput', 'ExplainReadPlan', 'ExplainApiSurface', 'ExplainPublication',

@@ -5,7 +5,7 @@
  * password or its hash.
  */
 import { dateTimeSchema, listEnvelope, schemaRef, singleEnvelope, uuidSchema, type Json } from './openapi-components.js';
-import type { StaticOp } from './openapi-static.js';
+import type { StaticOp } from './openapi-static-op.js';
 
 export const IDENTITY_MANAGEMENT_SCHEMA_NAMES = [
   'IdentityClaims', 'IdentityClaimsInput', 'IdentityClaimsSingle', 'IdentitySubject', 'IdentitySubjectSingle', 'IdentitySubjectList',

@@ -4,7 +4,7 @@
  * one answer only, the enrolment's (`no-store`).
  */
 import { dateTimeSchema, schemaRef, singleEnvelope, uuidSchema, type Json } from './openapi-components.js';
-import type { StaticOp } from './openapi-static.js';
+import type { StaticOp } from './openapi-static-op.js';
 
 export const STEP_UP_SCHEMA_NAMES = [
   'IdentityTotpEnrolment', 'IdentityTotpConfirmInput', 'IdentityMfaConfirmed', 'IdentityWebAuthnRegistrationOptions', 'IdentityWebAuthnRegistrationInput', 'IdentityWebAuthnRegistered',

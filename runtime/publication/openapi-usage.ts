@@ -4,7 +4,7 @@
  * Registered by openapi-static.ts.
  */
 import { dateTimeSchema, listEnvelope, schemaRef, type Json } from './openapi-components.js';
-import type { StaticOp } from './openapi-static.js';
+import type { StaticOp } from './openapi-static-op.js';
 
 export const USAGE_SCHEMA_NAMES = ['UsageEvent', 'UsageEventList', 'UsageMeterRollup', 'UsageRollupList'] as const;
 

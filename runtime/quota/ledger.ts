@@ -1,14 +1,14 @@
 import type { Logger } from '../log.js';
-import type { OperationContext, Result } from '../operations/types.js';
+import type { Result } from '../operations/result.js';
 import type { SqlClient } from '../../storage/index.js';
 import { CONCURRENT_KINDS, DEFAULT_WINDOW, ENFORCED_KINDS, parseWindow, type QuotaWindow } from './catalog.js';
-import type { UsageSink } from '../services.js';
+import type { UsageSink } from '../usage/sink.js';
 import { recordOverage } from './overage.js';
 import { hasUsageEvents, loadBuckets, persistBuckets, type BucketUsage } from './counter-store.js';
 import { QuotaCounter } from './counter.js';
 import { quotaExceeded } from './exceeded.js';
 import { counterSignature, listQuotas, type QuotaRecord } from './store.js';
-import { actualUnits, meteredOf, type Metered } from './units.js';
+import { actualUnits, meteredOf, type AdmissionRequest, type Metered } from './units.js';
 import { LEASE_TTL_MS } from './budget-owner.js';
 import { CALENDAR_WINDOWS, chunkOf, LeasedBudget, type LeaseOptions } from './leased-budget.js';
 
@@ -152,7 +152,7 @@ export class QuotaLedger {
    * map lookup once the project is loaded); throws the hard answer when the
    * operation does not fit a hard or reservation quota, before any work.
    */
-  admit(ctx: OperationContext): QuotaHold | null | Promise<QuotaHold | null> {
+  admit(ctx: AdmissionRequest): QuotaHold | null | Promise<QuotaHold | null> {
     if (ctx.scope === null) return null;
     const m = meteredOf(ctx);
     if (m === null) return null;

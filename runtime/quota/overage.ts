@@ -1,4 +1,4 @@
-import type { UsageSink } from '../services.js';
+import type { UsageSink } from '../usage/sink.js';
 import type { QuotaRecord } from './store.js';
 
 /**

@@ -1,4 +1,17 @@
-import type { OperationContext, Result } from '../operations/types.js';
+import type { Result } from '../operations/result.js';
+
+/**
+ * What the quota stage reads of a dispatched operation: the operation
+ * context has these (runtime/operations/types.ts), named here so quotas do
+ * not depend on the operation layer above them.
+ */
+export interface AdmissionRequest {
+  readonly inv: { readonly correlationId: string; readonly body: unknown };
+  readonly scope: { readonly project: { readonly id: string } } | null;
+  readonly operationId: string;
+  readonly entity: { readonly entityName: string } | null;
+  readonly entityOperation: { readonly kind: string } | null;
+}
 
 /** What an operation consumes, known before it runs (CONTRACT: Usage and quotas). */
 export interface Metered {
@@ -25,7 +38,7 @@ function batchLength(body: unknown, key: 'items' | 'ids'): number {
  * quota (control plane, identity, usage, explainability; realtime subscribes,
  * which the hub bounds as open subscriptions: catalog.ts CONCURRENT_KINDS).
  */
-export function meteredOf(ctx: OperationContext): Metered | null {
+export function meteredOf(ctx: AdmissionRequest): Metered | null {
   const op = ctx.entityOperation;
   if (op === null || ctx.entity === null) return null;
   const entity = ctx.entity.entityName;

@@ -3,7 +3,7 @@ import { PLATFORM_SCHEMA, type SqlClient } from '../../../storage/index.js';
 import type { EventEnvelope } from '../../events/event-store.js';
 import type { Logger } from '../../log.js';
 import type { SecretStore } from '../../secrets/index.js';
-import type { UsageSink } from '../../services.js';
+import type { UsageSink } from '../../usage/sink.js';
 import { ServiceError } from '../../errors/service-error.js';
 import type { QuotaHold } from '../../quota/ledger.js';
 import type { Metered } from '../../quota/units.js';

@@ -1,4 +1,4 @@
-import type { ActorId } from '../actors/actor-id.js';
+import type { ActorId } from './actor-id.js';
 import type { ServiceError } from '../runtime/errors/service-error.js';
 
 /**
