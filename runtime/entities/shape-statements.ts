@@ -1,0 +1,22 @@
+import { createHash } from 'node:crypto';
+import type { CompiledEntity } from './compiled-entity.js';
+
+/**
+ * Names for planned shape statements, so PostgreSQL parses and plans a
+ * GraphQL document's SQL once per connection instead of on every request.
+ * A name stands for exactly one text: the hash of the text, under the
+ * compiled entity's own prefix (a new publication compiles new entities,
+ * so a changed column never meets an old plan). Clients choose documents,
+ * so the names are bounded per process; past the bound, statements run
+ * unnamed (parsed each time, as before).
+ */
+const MAX_NAMED = 500;
+const named = new Set<string>();
+
+export function shapeStatementName(entity: CompiledEntity, text: string): string | undefined {
+  const name = `${entity.readById.name}_${createHash('sha256').update(text).digest('hex').slice(0, 24)}`;
+  if (named.has(name)) return name;
+  if (named.size >= MAX_NAMED) return undefined;
+  named.add(name);
+  return name;
+}
