@@ -13,10 +13,16 @@ import type { CompiledEntity } from './compiled-entity.js';
 const MAX_NAMED = 500;
 const named = new Set<string>();
 
+/** Names by statement text: a repeated document finds its name without hashing the text again. */
+const byText = new Map<string, string>();
+
 export function shapeStatementName(entity: CompiledEntity, text: string): string | undefined {
+  const known = byText.get(text);
+  if (known !== undefined && known.startsWith(`${entity.readById.name}_`)) return known;
   const name = `${entity.readById.name}_${createHash('sha256').update(text).digest('hex').slice(0, 24)}`;
   if (named.has(name)) return name;
   if (named.size >= MAX_NAMED) return undefined;
   named.add(name);
+  byText.set(text, name);
   return name;
 }

@@ -1,5 +1,5 @@
 import {
-  getArgumentValues, GraphQLError, GraphQLList, GraphQLNonNull, GraphQLObjectType, isLeafType, locatedError,
+  getArgumentValues, GraphQLEnumType, GraphQLError, GraphQLList, GraphQLNonNull, GraphQLObjectType, GraphQLScalarType, locatedError,
   type ExecutionResult, type FieldNode, type GraphQLLeafType, type GraphQLOutputType, type GraphQLSchema, type OperationDefinitionNode,
 } from 'graphql';
 import { collectFields, type SelectionContext } from './selection.js';
@@ -93,7 +93,8 @@ export async function executeQuery<C>(schema: GraphQLSchema, op: OperationDefini
         }
       });
     }
-    if (isLeafType(type)) return (type as GraphQLLeafType).serialize(value);
+    // Plain instanceof: graphql-js's isLeafType runs a development-mode check on every miss (every object value).
+    if (type instanceof GraphQLScalarType || type instanceof GraphQLEnumType) return (type as GraphQLLeafType).serialize(value);
     const object = type as GraphQLObjectType;
     const out: Record<string, unknown> = {};
     for (const [key, fieldNodes] of collectFields(nodes.map((n) => n.selectionSet), sc)) {

@@ -1,5 +1,5 @@
 import {
-  execute, getNamedType, GraphQLError, GraphQLObjectType, isNonNullType,
+  execute, GraphQLError, GraphQLNonNull, GraphQLObjectType,
   type ExecutionResult, type FieldNode, type GraphQLFieldResolver, type GraphQLFormattedError, type GraphQLOutputType,
 } from 'graphql';
 import type { CompiledEntity } from '../entities/compiled-entity.js';
@@ -15,7 +15,7 @@ import { ENTITY_SPECS } from '../operations/entity/index.js';
 import { checkRequest, formatDocumentErrors, graphqlBodyOf } from './request-document.js';
 import { entityTypeNames } from './names.js';
 import { graphqlSchemaOf } from './schema.js';
-import { collectFields, pageShapeOf, rowShapeOf, type SelectionContext } from './selection.js';
+import { collectFields, namedType, pageShapeOf, rowShapeOf, type SelectionContext } from './selection.js';
 import { executeQuery, type Resolve } from './complete.js';
 
 /**
@@ -149,7 +149,7 @@ function fieldResolver(ex: PublicationExecutor): GraphQLFieldResolver<unknown, R
     const row = source as ShapedRow;
     const v = row[info.path.key as string];
     if (v !== undefined) return v;
-    if (!isNonNullType(info.returnType)) return null;
+    if (!(info.returnType instanceof GraphQLNonNull)) return null;
     const masked = row[MASKED]?.has(info.path.key as string) === true;
     return new GraphQLError(masked ? `field '${info.fieldName}' is not readable` : `field '${info.fieldName}' has no value`, {
       extensions: { code: 'ACCESS_DENIED', reasonCode: 'Access.FieldMasked', correlationId: rc.ctx.inv.correlationId },
@@ -165,7 +165,7 @@ async function resolveRoot(rc: RequestContext, fieldName: string, args: Record<s
   const root = rc.roots.get(fieldName);
   if (root === undefined) return null; // `_empty`
   const { entity, kind } = root;
-  const type = getNamedType(returnType) as GraphQLObjectType;
+  const type = namedType(returnType) as GraphQLObjectType;
   const correlationId = rc.ctx.inv.correlationId;
   try {
     switch (kind) {

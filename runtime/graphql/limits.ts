@@ -1,7 +1,7 @@
 import {
-  getArgumentValues, getNamedType, GraphQLObjectType, type FieldNode, type GraphQLSchema, type OperationDefinitionNode,
+  getArgumentValues, GraphQLObjectType, type FieldNode, type GraphQLSchema, type OperationDefinitionNode,
 } from 'graphql';
-import { collectFields, type SelectionContext } from './selection.js';
+import { collectFields, namedType, type SelectionContext } from './selection.js';
 
 /** CONTRACT: GraphQL — checked before anything executes, mutations included. */
 export const GRAPHQL_LIMITS = {
@@ -36,7 +36,7 @@ export function costOf(schema: GraphQLSchema, op: OperationDefinitionNode, sc: S
       const def = defs[name];
       if (def === undefined) continue;
       depth = Math.max(depth, level);
-      const named = getNamedType(def.type);
+      const named = namedType(def.type);
       let inner = 0;
       if (named instanceof GraphQLObjectType) inner = walk(named, fieldNodes, level + 1);
       let factor = 1;

@@ -1,6 +1,6 @@
 import {
-  getArgumentValues, getDirectiveValues, getNamedType, GraphQLIncludeDirective, GraphQLObjectType, GraphQLSkipDirective, Kind,
-  type FieldNode, type FragmentDefinitionNode, type SelectionSetNode,
+  getArgumentValues, getDirectiveValues, GraphQLIncludeDirective, GraphQLList, GraphQLNonNull, GraphQLObjectType, GraphQLSkipDirective, Kind,
+  type FieldNode, type GraphQLNamedType, type GraphQLType, type FragmentDefinitionNode, type SelectionSetNode,
 } from 'graphql';
 import type { CompiledEntity } from '../entities/compiled-entity.js';
 import type { SortKey } from '../entities/list-params.js';
@@ -16,33 +16,70 @@ export interface SelectionContext {
 const MAX_SORT_KEYS = 8;
 
 /**
+ * graphql-js's getNamedType with plain instanceof: its own type checks run a
+ * development-mode comparison on every miss, which showed in the profile of
+ * a list (it unwraps each selected field's type on every request).
+ */
+export function namedType(t: GraphQLType): GraphQLNamedType {
+  let u = t;
+  while (u instanceof GraphQLList || u instanceof GraphQLNonNull) u = u.ofType;
+  return u as GraphQLNamedType;
+}
+
+/**
+ * Collected fields of selection sets whose subtree has no directive: they
+ * depend on nothing but the (cached, immutable) document, so a repeated
+ * document skips the walk. Keyed by the set's node; dropped with its document.
+ */
+const STATIC_FIELDS = new WeakMap<SelectionSetNode, ReadonlyMap<string, FieldNode[]>>();
+
+/**
  * The fields of selection sets by response key, in document order, with
  * fragments spread and `@skip`/`@include` applied (the GraphQL spec's
  * CollectFields; the schema has no interfaces or unions, so every fragment
- * applies). Nodes with the same key merge, as validation guarantees they may.
+ * applies). Nodes with the same key merge, as validation guarantees they
+ * may. The result is shared: callers read it, never change it.
  */
-export function collectFields(sets: readonly (SelectionSetNode | undefined)[], sc: SelectionContext, into = new Map<string, FieldNode[]>(), seen = new Set<string>()): Map<string, FieldNode[]> {
+export function collectFields(sets: readonly (SelectionSetNode | undefined)[], sc: SelectionContext): ReadonlyMap<string, FieldNode[]> {
+  const only = sets.length === 1 ? sets[0] : undefined;
+  if (only !== undefined) {
+    const hit = STATIC_FIELDS.get(only);
+    if (hit !== undefined) return hit;
+  }
+  const into = new Map<string, FieldNode[]>();
+  const directives = collectInto(sets, sc, into, new Set());
+  if (only !== undefined && !directives) STATIC_FIELDS.set(only, into);
+  return into;
+}
+
+/** Collects into `into`; true when a directive was met (the result then depends on the variables). */
+function collectInto(sets: readonly (SelectionSetNode | undefined)[], sc: SelectionContext, into: Map<string, FieldNode[]>, seen: Set<string>): boolean {
+  let directives = false;
   for (const set of sets) {
     if (set === undefined) continue;
     for (const sel of set.selections) {
-      if (!included(sel, sc)) continue;
+      if (sel.directives !== undefined && sel.directives.length > 0) {
+        directives = true;
+        if (!included(sel, sc)) continue;
+      }
       if (sel.kind === Kind.FIELD) {
         const key = sel.alias?.value ?? sel.name.value;
         const list = into.get(key);
         if (list === undefined) into.set(key, [sel]);
         else list.push(sel);
       } else if (sel.kind === Kind.INLINE_FRAGMENT) {
-        collectFields([sel.selectionSet], sc, into, seen);
+        if (collectInto([sel.selectionSet], sc, into, seen)) directives = true;
       } else {
         const name = sel.name.value;
         const frag = sc.fragments[name];
         if (frag === undefined || seen.has(name)) continue;
         seen.add(name);
-        collectFields([frag.selectionSet], sc, into, seen);
+        if (frag.directives !== undefined && frag.directives.length > 0) directives = true;
+        if (collectInto([frag.selectionSet], sc, into, seen)) directives = true;
       }
     }
   }
-  return into;
+  return directives;
 }
 
 function included(node: Parameters<typeof getDirectiveValues>[1], sc: SelectionContext): boolean {
@@ -64,7 +101,7 @@ export function rowShapeOf(entity: CompiledEntity, type: GraphQLObjectType, node
     const name = fieldNodes[0]!.name.value;
     const def = defs[name];
     if (def === undefined || name.startsWith('__')) continue;
-    const named = getNamedType(def.type);
+    const named = namedType(def.type);
     const relation = entity.relations.get(name);
     if (relation !== undefined && named instanceof GraphQLObjectType) {
       if (relation.kind === 'toOne') {
@@ -96,8 +133,8 @@ export function pageShapeOf(entity: CompiledEntity, connection: GraphQLObjectTyp
     row: null, cursors: false, totalCount: false,
   };
   const parts = collectFields(subSelections(nodes), sc);
-  const edgeType = getNamedType(connection.getFields().edges!.type) as GraphQLObjectType;
-  const nodeType = getNamedType(edgeType.getFields().node!.type) as GraphQLObjectType;
+  const edgeType = namedType(connection.getFields().edges!.type) as GraphQLObjectType;
+  const nodeType = namedType(edgeType.getFields().node!.type) as GraphQLObjectType;
   const rowNodes: FieldNode[] = [];
   for (const [, fieldNodes] of parts) {
     const name = fieldNodes[0]!.name.value;
