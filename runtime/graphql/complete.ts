@@ -1,8 +1,8 @@
 import {
-  getArgumentValues, GraphQLEnumType, GraphQLError, GraphQLList, GraphQLNonNull, GraphQLObjectType, GraphQLScalarType, locatedError,
+  GraphQLEnumType, GraphQLError, GraphQLList, GraphQLNonNull, GraphQLObjectType, GraphQLScalarType, locatedError,
   type ExecutionResult, type FieldNode, type GraphQLLeafType, type GraphQLOutputType, type GraphQLSchema, type OperationDefinitionNode,
 } from 'graphql';
-import { collectFields, type SelectionContext } from './selection.js';
+import { argumentsOf, collectFields, type SelectionContext } from './selection.js';
 
 /** The part of graphql-js's GraphQLResolveInfo our resolver reads. */
 export interface FieldInfo {
@@ -45,7 +45,7 @@ export async function executeQuery<C>(schema: GraphQLSchema, op: OperationDefini
     const def = defs[name]!;
     const path: Path = { prev: undefined, key };
     try {
-      const args = getArgumentValues(def, nodes[0]!, sc.variables as Record<string, unknown>);
+      const args = argumentsOf(def, nodes[0]!, sc);
       const value = await resolve({}, args, context, { fieldName: name, fieldNodes: nodes, returnType: def.type, parentType: root, path });
       return completeValue(def.type, value, nodes, path);
     } catch (err) {

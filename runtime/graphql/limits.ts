@@ -1,7 +1,7 @@
 import {
-  getArgumentValues, GraphQLObjectType, type FieldNode, type GraphQLSchema, type OperationDefinitionNode,
+  GraphQLObjectType, type FieldNode, type GraphQLSchema, type OperationDefinitionNode,
 } from 'graphql';
-import { collectFields, namedType, type SelectionContext } from './selection.js';
+import { argumentsOf, collectFields, namedType, type SelectionContext } from './selection.js';
 
 /** CONTRACT: GraphQL — checked before anything executes, mutations included. */
 export const GRAPHQL_LIMITS = {
@@ -41,7 +41,7 @@ export function costOf(schema: GraphQLSchema, op: OperationDefinitionNode, sc: S
       if (named instanceof GraphQLObjectType) inner = walk(named, fieldNodes, level + 1);
       let factor = 1;
       if (def.args.some((a) => a.name === 'first')) {
-        const args = getArgumentValues(def, fieldNodes[0]!, sc.variables as Record<string, unknown>);
+        const args = argumentsOf(def, fieldNodes[0]!, sc);
         const n = (args.first ?? args.last ?? GRAPHQL_LIMITS.defaultPage) as number;
         factor = Math.max(0, n);
       }

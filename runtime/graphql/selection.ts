@@ -1,6 +1,6 @@
 import {
   getArgumentValues, getDirectiveValues, GraphQLIncludeDirective, GraphQLList, GraphQLNonNull, GraphQLObjectType, GraphQLSkipDirective, Kind,
-  type FieldNode, type GraphQLNamedType, type GraphQLType, type FragmentDefinitionNode, type SelectionSetNode,
+  type FieldNode, type GraphQLField, type GraphQLNamedType, type GraphQLType, type ValueNode, type FragmentDefinitionNode, type SelectionSetNode,
 } from 'graphql';
 import type { CompiledEntity } from '../entities/compiled-entity.js';
 import type { SortKey } from '../entities/list-params.js';
@@ -11,6 +11,35 @@ import { validationFailed } from '../errors/service-error.js';
 export interface SelectionContext {
   fragments: Readonly<Record<string, FragmentDefinitionNode>>;
   variables: Readonly<Record<string, unknown>>;
+  /** Arguments coerced during this request, by field node (the limits, the shape and the completion read the same ones). */
+  args?: Map<FieldNode, Record<string, unknown>>;
+}
+
+/** Coerced arguments of field nodes that reference no variable: they depend on the cached document only. */
+const STATIC_ARGS = new WeakMap<FieldNode, Record<string, unknown>>();
+
+/** Whether an AST value mentions a variable anywhere. */
+function hasVariable(v: ValueNode): boolean {
+  if (v.kind === Kind.VARIABLE) return true;
+  if (v.kind === Kind.LIST) return v.values.some(hasVariable);
+  if (v.kind === Kind.OBJECT) return v.fields.some((f) => hasVariable(f.value));
+  return false;
+}
+
+/**
+ * graphql-js's getArgumentValues, computed once per field node: for good
+ * when the arguments are literals, once per request when they reference
+ * variables. Callers read the result, never change it.
+ */
+export function argumentsOf(def: GraphQLField<unknown, unknown>, node: FieldNode, sc: SelectionContext): Record<string, unknown> {
+  const fixed = STATIC_ARGS.get(node);
+  if (fixed !== undefined) return fixed;
+  const seen = sc.args?.get(node);
+  if (seen !== undefined) return seen;
+  const args = getArgumentValues(def, node, sc.variables as Record<string, unknown>);
+  if (node.arguments === undefined || !node.arguments.some((a) => hasVariable(a.value))) STATIC_ARGS.set(node, args);
+  else (sc.args ??= new Map()).set(node, args);
+  return args;
 }
 
 const MAX_SORT_KEYS = 8;
@@ -107,7 +136,7 @@ export function rowShapeOf(entity: CompiledEntity, type: GraphQLObjectType, node
       if (relation.kind === 'toOne') {
         shape.toOne.set(key, { relation, row: rowShapeOf(entity.peer(relation.target), named, fieldNodes, sc) });
       } else {
-        const args = getArgumentValues(def, fieldNodes[0]!, sc.variables as Record<string, unknown>);
+        const args = argumentsOf(def, fieldNodes[0]!, sc);
         shape.toMany.set(key, { relation, page: pageShapeOf(entity.peer(relation.owner), named, args, fieldNodes, sc) });
       }
     } else {
