@@ -10,6 +10,7 @@ import { bearerOf, parseQuery, readMeta, type RequestMeta } from './request-meta
 import { route, type RouteMatch } from './router.js';
 import { failUnexpected, writeError, writeResult, type ReplyTarget } from './write.js';
 import { framingProblem } from './framing.js';
+import { entityArgsOfQuery } from '../../runtime/entities/entity-args.js';
 
 export const DEFAULT_MAX_RESPONSE_BYTES = 32 * 1024 * 1024;
 
@@ -149,6 +150,7 @@ async function run(services: Services, meta: RequestMeta, m: RouteMatch, basePat
     writeError(target, err as ServiceError, basePath);
     return recordRefusal(services, refusalInvocation(meta, m.spec, basePath), err as ServiceError);
   }
+  const query = parseQuery(meta.query);
   const inv: Invocation = {
     correlationId: meta.correlationId,
     protocol: 'rest',
@@ -156,7 +158,8 @@ async function run(services: Services, meta: RequestMeta, m: RouteMatch, basePat
     collection: m.collection,
     relation: m.relation,
     params: m.params,
-    query: parseQuery(meta.query),
+    query,
+    args: entityArgsOfQuery(query),
     body,
     bearer: bearerOf(meta.authorization),
     tenantHeader: meta.tenant === '' ? null : meta.tenant,

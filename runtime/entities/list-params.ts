@@ -7,6 +7,7 @@ import type { CompiledEntity } from './compiled-entity.js';
 import { includeGrants, parseInclude } from './include.js';
 import { parseFieldsParam } from './row-output.js';
 import { decodeCursor, type CursorState } from './cursor.js';
+import type { EntityArgs } from './entity-args.js';
 
 export interface SortKey {
   field: string;
@@ -65,10 +66,10 @@ function parseSort(entity: CompiledEntity, text: string | undefined): SortKey[] 
  * relations it includes. Sort and `fields` name only the entity's own
  * columns (parseSort, parseFieldsParam), so they reach no other entity.
  */
-export function listGrants(entity: CompiledEntity, q: ReadonlyMap<string, string>, filterOnly = false): string[] {
-  const text = q.get('filter');
+export function listGrants(entity: CompiledEntity, args: EntityArgs, filterOnly = false): string[] {
+  const text = args.filter;
   const grants = requestFilterGrants(entity, text === undefined || text === '' ? null : { text });
-  return filterOnly ? grants : [...grants, ...includeGrants(entity, q.get('include'))];
+  return filterOnly ? grants : [...grants, ...includeGrants(entity, args.include)];
 }
 
 /** What bounds a page: the node's limit and the project's governance envelope (an operation context has both). */
@@ -81,21 +82,21 @@ export interface PageSizeBounds {
 export const maxPageSizeFor = (ctx: PageSizeBounds): number => Math.min(ctx.services.limits.maxPageSize, ctx.envelope?.maxPageSize ?? Infinity);
 
 /** Validates every list parameter up front; nothing reaches SQL unchecked. */
-export function parseListParams(entity: CompiledEntity, q: ReadonlyMap<string, string>, maxPageSize: number): ListParams {
-  const filterText = q.get('filter');
+export function parseListParams(entity: CompiledEntity, args: EntityArgs, maxPageSize: number): ListParams {
+  const filterText = args.filter;
   const filter = filterText === undefined || filterText === '' ? null : parseFilterText(filterText, entity);
-  const sort = parseSort(entity, q.get('sort'));
+  const sort = parseSort(entity, args.sort);
   const shapeKey = `${entity.entityName}|${filterText ?? ''}|${sort.map((s) => (s.desc ? '-' : '') + s.field).join(',')}`;
-  const pageSize = positiveInt('pageSize', q.get('pageSize'), 50 > maxPageSize ? maxPageSize : 50, maxPageSize, 'Query.PageSizeTooLarge');
-  const page = positiveInt('page', q.get('page'), 1, MAX_PAGE, 'Query.PageTooLarge');
-  const cursorText = q.get('cursor');
+  const pageSize = positiveInt('pageSize', args.pageSize, 50 > maxPageSize ? maxPageSize : 50, maxPageSize, 'Query.PageSizeTooLarge');
+  const page = positiveInt('page', args.page, 1, MAX_PAGE, 'Query.PageTooLarge');
+  const cursorText = args.cursor;
   const cursor = cursorText === undefined || cursorText === '' ? null : decodeCursor(cursorText, shapeKey, [...sort.map((k) => entity.queryableFields.get(k.field)!), entity.queryableFields.get('id')!]);
-  const total = q.get('includeTotal');
+  const total = args.includeTotal;
   if (total !== undefined && total !== 'true' && total !== 'false') throw validationFailed('Query.InvalidIncludeTotal', 'includeTotal must be true or false', 'includeTotal');
   return {
     filter, shapeKey, sort,
-    fields: parseFieldsParam(entity, q.get('fields')),
-    include: parseInclude(entity, q.get('include')),
+    fields: parseFieldsParam(entity, args.fields),
+    include: parseInclude(entity, args.include),
     page: cursor === null ? page : cursor.page,
     pageSize, cursor,
     includeTotal: total === 'true',

@@ -10,6 +10,7 @@ import type { Actor } from '../identity/actor.js';
 import type { ProjectRow, TenantRow } from '../control/rows.js';
 import type { AccessDecision } from '../pipeline/audit-row.js';
 import type { Result } from './result.js';
+import type { EntityArgs } from '../entities/entity-args.js';
 
 // Defined below the operation layer (so lower layers import them without a cycle); re-exported for the operations.
 export { ANONYMOUS, AUTH_STRENGTHS, PLATFORM_ADMIN, type Actor, type AuthStrength } from '../identity/actor.js';
@@ -60,7 +61,10 @@ export interface Invocation {
   /** Relation or route-tail segment for relation operations. */
   relation: string | null;
   params: Readonly<Record<string, string>>;
+  /** The REST query string, for platform routes that take query parameters. Entity operations read `args`. */
   query: ReadonlyMap<string, string>;
+  /** Entity operation arguments (filter, sort, fields, include, paging, cursor, force), whatever the protocol. Absent: none. */
+  args?: EntityArgs;
   body: unknown;
   bearer: string | null;
   tenantHeader: string | null;

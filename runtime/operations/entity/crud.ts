@@ -13,6 +13,7 @@ import { insertRows, updateRow } from './insert.js';
 import { etagOf, explainMissedWrite, parseIfMatch, requireRowId, rowNotFound } from './row-lookup.js';
 import { runShapedRead, shapedReadGrants } from './shaped-read.js';
 import { entitySpec } from './spec.js';
+import { argsOf } from './args.js';
 
 const withEtag = (ctx: OperationContext, row: Record<string, unknown>, status = 200): Result => single(ctx, row, status, { ETag: etagOf(row) });
 
@@ -37,8 +38,9 @@ export const readOp = entitySpec(
     const read = ctx.inv.read;
     if (read !== undefined && 'row' in read) return runShapedRead(ctx, entity, read.row);
     const id = requireRowId(entity, ctx.inv.params.id);
-    const fields = parseFieldsParam(entity, ctx.inv.query.get('fields'));
-    const include = parseInclude(entity, ctx.inv.query.get('include'));
+    const args = argsOf(ctx);
+    const fields = parseFieldsParam(entity, args.fields);
+    const include = parseInclude(entity, args.include);
     const db = ctx.services.db;
     const policy = ctx.rowPolicy;
     const row = policy === null
@@ -49,7 +51,7 @@ export const readOp = entitySpec(
     if (include.length > 0) await expandIncludes(db, entity, [row], include, policy);
     return single(ctx, project(row, fields, include.map((r) => r.name)), 200, { ETag: etag });
   },
-  (ctx) => (ctx.inv.read !== undefined ? shapedReadGrants(ctx) : includeGrants(ctx.entity!, ctx.inv.query.get('include'))),
+  (ctx) => (ctx.inv.read !== undefined ? shapedReadGrants(ctx) : includeGrants(ctx.entity!, argsOf(ctx).include)),
 );
 
 /**
@@ -86,7 +88,7 @@ export const replaceOp = entitySpec('Replace', (ctx) => writeOne(ctx, 'replace')
 
 /** `force` as a boolean query flag; hard-deleting a soft-delete entity is an admin action. */
 export function forceFlag(ctx: OperationContext): boolean {
-  const v = ctx.inv.query.get('force');
+  const v = argsOf(ctx).force;
   if (v === undefined || v === 'false' || v === '') return false;
   if (v !== 'true') throw validationFailed('Query.InvalidForce', 'force must be true or false', 'force');
   if (ctx.entity!.softDelete && ctx.actor.kind !== 'admin') {

@@ -9,6 +9,8 @@ import { list, single, type Page } from '../envelopes.js';
 import type { OperationContext, Result } from '../types.js';
 import { runShapedList, shapedReadGrants } from './shaped-read.js';
 import { entitySpec } from './spec.js';
+import { NO_ARGS } from '../../entities/entity-args.js';
+import { argsOf } from './args.js';
 
 /**
  * Runs one page of a list over `entity`, optionally narrowed by `extra`
@@ -51,7 +53,7 @@ function guardListQuery(ctx: OperationContext, entity: CompiledEntity, params: L
   const read = policy.read(entity);
   ctx.trace.fieldMasks = read.masked;
   const rows = read.evaluatedRows(policy.actor);
-  const text = ctx.inv.query.get('filter');
+  const text = argsOf(ctx).filter;
   const requested = text === undefined || text === '' ? null : (JSON.parse(text) as unknown);
   ctx.trace.evaluatedFilter = requested === null ? rows : rows === null ? requested : { and: [requested, rows] };
 }
@@ -61,14 +63,15 @@ export const listOp = entitySpec(
   (ctx) => {
     const read = ctx.inv.read;
     if (read !== undefined && 'page' in read) return runShapedList(ctx, ctx.entity!, read.page);
-    return runList(ctx, ctx.entity!, parseListParams(ctx.entity!, ctx.inv.query, maxPageSizeFor(ctx)));
+    return runList(ctx, ctx.entity!, parseListParams(ctx.entity!, argsOf(ctx), maxPageSizeFor(ctx)));
   },
-  (ctx) => (ctx.inv.read !== undefined ? shapedReadGrants(ctx) : listGrants(ctx.entity!, ctx.inv.query)),
+  (ctx) => (ctx.inv.read !== undefined ? shapedReadGrants(ctx) : listGrants(ctx.entity!, argsOf(ctx))),
 );
 
 export const countOp = entitySpec('Count', async (ctx) => {
   const entity = ctx.entity!;
-  const params = parseListParams(entity, new Map([...ctx.inv.query].filter(([k]) => k === 'filter')), ctx.services.limits.maxPageSize);
+  const filter = argsOf(ctx).filter;
+  const params = parseListParams(entity, filter === undefined ? NO_ARGS : { filter }, ctx.services.limits.maxPageSize);
   if (ctx.rowPolicy !== null) guardListQuery(ctx, entity, params);
   const q = countQuery(entity, params, undefined, ctx.rowPolicy);
   try {
@@ -77,4 +80,4 @@ export const countOp = entitySpec('Count', async (ctx) => {
   } catch (err) {
     throw mapEntitySqlError(entity, err, 'write');
   }
-}, (ctx) => listGrants(ctx.entity!, ctx.inv.query, true));
+}, (ctx) => listGrants(ctx.entity!, argsOf(ctx), true));

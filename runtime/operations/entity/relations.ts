@@ -12,6 +12,7 @@ import { deniedByPolicy } from '../../policy/grant-policy.js';
 import { runList } from './list.js';
 import { explainMissedWrite, requireRowId, rowNotFound } from './row-lookup.js';
 import { entitySpec } from './spec.js';
+import { argsOf } from './args.js';
 
 const relationOf = (ctx: OperationContext): Relation => ctx.entity!.relations.get(ctx.entityOperation!.relation!)!;
 
@@ -50,12 +51,12 @@ export const relationListOp = entitySpec('RelationList', async (ctx) => {
   const owner = ctx.entity!.peer(r.owner);
   // Listing the rows whose reference points at this parent is a filter on that reference: refused when it is masked (no oracle).
   if (ctx.rowPolicy !== null && ctx.rowPolicy.read(owner).masked.includes(r.field)) throw deniedByPolicy(`field '${r.field}' is not readable`, r.field);
-  const params = parseListParams(owner, ctx.inv.query, maxPageSizeFor(ctx));
+  const params = parseListParams(owner, argsOf(ctx), maxPageSizeFor(ctx));
   return runList(ctx, owner, params, (sql) => [`t.${quoteIdent(r.field)} = ${sql.add(parent.id)}::uuid`]);
 }, (ctx) => {
   // A toMany page takes the list parameters of the owner entity: its filter and include need their grants too.
   const r = relationOf(ctx);
-  return r.kind === 'toMany' ? listGrants(ctx.entity!.peer(r.owner), ctx.inv.query) : [];
+  return r.kind === 'toMany' ? listGrants(ctx.entity!.peer(r.owner), argsOf(ctx)) : [];
 });
 
 function relatedIdFromBody(ctx: OperationContext): string {

@@ -6,11 +6,12 @@ import { grantFor } from '../../publication/operations.js';
 import { single } from '../envelopes.js';
 import type { OperationContext, OperationSpec } from '../types.js';
 import { rootPlanOf, summarizePlan } from './plan-summary.js';
+import type { EntityArgs } from '../../entities/entity-args.js';
 
 interface PlanRequest {
   entity: CompiledEntity;
-  /** The list route's query parameters, in its own text forms. */
-  query: Map<string, string>;
+  /** The list route's arguments, in their own text forms. */
+  args: EntityArgs;
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -41,18 +42,18 @@ function planRequest(ctx: OperationContext): PlanRequest {
   const pub = ctx.scope!.publication;
   const entity = pub.entities.get(name) ?? pub.byCollection.get(name);
   if (entity === undefined) throw validationFailed('Explainability.UnknownEntity', `unknown entity '${name}'`, 'entity');
-  const query = new Map<string, string>();
+  const args: { filter?: string; sort?: string; include?: string } = {};
   const f = body.filter;
   if (f !== undefined && f !== null) {
-    if (typeof f === 'string') query.set('filter', f);
-    else if (isObject(f)) query.set('filter', JSON.stringify(f));
+    if (typeof f === 'string') args.filter = f;
+    else if (isObject(f)) args.filter = JSON.stringify(f);
     else throw validationFailed('Filter.Invalid', 'filter must be an object', 'filter');
   }
   const sort = csv(body, 'sort');
-  if (sort !== undefined) query.set('sort', sort);
+  if (sort !== undefined) args.sort = sort;
   const include = csv(body, 'include');
-  if (include !== undefined) query.set('include', include);
-  const req = { entity, query };
+  if (include !== undefined) args.include = include;
+  const req = { entity, args: args as EntityArgs };
   parsed.set(ctx, req);
   return req;
 }
@@ -70,12 +71,12 @@ export const EXPLAIN_READ_PLAN_SPEC: OperationSpec = {
   authn: 'user',
   scope: 'project',
   grants(ctx) {
-    const { entity, query } = planRequest(ctx);
-    return [grantFor(entity.entityName, 'read'), ...listGrants(entity, query)];
+    const { entity, args } = planRequest(ctx);
+    return [grantFor(entity.entityName, 'read'), ...listGrants(entity, args)];
   },
   async execute(ctx) {
-    const { entity, query } = planRequest(ctx);
-    const params = parseListParams(entity, query, maxPageSizeFor(ctx));
+    const { entity, args } = planRequest(ctx);
+    const params = parseListParams(entity, args, maxPageSizeFor(ctx));
     // The caller's row policy shapes the plan exactly as it shapes the list route's query.
     const policy = ctx.rowPolicy;
     if (policy !== null) {
