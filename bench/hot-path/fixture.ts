@@ -11,6 +11,8 @@ export interface Fixture {
   scopeHeaders: Record<string, string>;
   adminToken: string;
   user: Credentials;
+  /** The granted user's subject (W4/G4 grant it Shipment read). */
+  userSubjectId: string;
   /** The user of W1P/W2P (owns every seeded row; read grant with row filter and field mask), or null when skipped. */
   policyUser: (Credentials & { subjectId: string }) | null;
   /** Why W1P/W2P are skipped (null when they run). */
@@ -63,7 +65,7 @@ export async function bootstrap(url: string, adminToken: string, rows: number): 
   }
   const policySkipReason = await grantPolicyRead(url, adminScoped, projectId, policy.subjectId);
   return {
-    tenantSlug, projectSlug, projectId, scopeHeaders, adminToken, user: { email: user.email, password: user.password },
+    tenantSlug, projectSlug, projectId, scopeHeaders, adminToken, user: { email: user.email, password: user.password }, userSubjectId: user.subjectId,
     policyUser: policySkipReason === null ? policy : null, policySkipReason, ids,
   };
 }

@@ -28,6 +28,7 @@ import { formatReport, type Measured, type TargetName, type WorkloadName } from 
 import { ensureWrk, runWrk, writeScript, type WrkScript } from './wrk.js';
 import { probePolicy } from './policy.js';
 import { graphqlScripts, probeGraphQL } from './graphql.js';
+import { probeShipments, seedShipments, shipmentScripts, spreadShipments } from './shipments.js';
 import { createBenchQuotas, dropBenchQuotas, probeQuota } from './quota.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -61,6 +62,8 @@ function listEnv(name: string): Set<string> | null {
 const SERVER_ENV_UNSET = ['DATABASE_URL', 'DATA_DIR', 'NATS_URL', 'PORT', 'HOST', 'GRPC_PORT', 'SERVICE_ADMIN_TOKEN', 'DB_POOL_SIZE'];
 const HOST = '127.0.0.1';
 const ADMIN_TOKEN = `bench-admin-${Math.random().toString(36).slice(2)}${Math.random().toString(36).slice(2)}`;
+/** Shipments of the nested to-one workloads (W4, G4), each of an order spread over the table. */
+const SHIPMENT_ROWS = 20_000;
 
 const log = (msg: string): void => console.log(`[bench ${new Date().toISOString().slice(11, 19)}] ${msg}`);
 
@@ -156,9 +159,12 @@ async function main(): Promise<number> {
     const t0 = Date.now();
     const f = await bootstrap(current.url, ADMIN_TOKEN, cfg.rows);
     const schema = projectSchema(f.projectId);
+    const shipments = wanted('W4', 'G4');
+    if (shipments) await seedShipments(current.url, f, f.userSubjectId, SHIPMENT_ROWS);
     await current.stop();
     current = undefined;
     await spreadCreatedAt(db.url, schema);
+    if (shipments) await spreadShipments(db.url, schema);
     log(`seeded in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
     if (f.policySkipReason !== null && wanted('W1P', 'W2P')) {
       log(f.policySkipReason);
@@ -189,6 +195,12 @@ async function main(): Promise<number> {
             await probeGraphQL(current.url, f, token);
             const g = graphqlScripts(f, { Authorization: `Bearer ${token}`, 'X-Service-Tenant': f.tenantSlug, 'X-Service-Project': f.projectSlug }, f.ids.filter((_, i) => i % 50 === 0));
             for (const w of ['G1', 'G2', 'G3'] as const) runs.push({ target: 'plinth-user', workload: w, script: writeScript(tmp, `graphql-r${round}-${w}`, g[w]) });
+          }
+          if (shipments) {
+            // A list with a nested to-one relation, over REST (include=order) and GraphQL (issue 12).
+            await probeShipments(current.url, f, token);
+            const s = shipmentScripts({ Authorization: `Bearer ${token}`, 'X-Service-Tenant': f.tenantSlug, 'X-Service-Project': f.projectSlug });
+            for (const w of ['W4', 'G4'] as const) runs.push({ target: 'plinth-user', workload: w, script: writeScript(tmp, `shipments-r${round}-${w}`, s[w]) });
           }
           if (f.policyUser !== null && wanted('W1P', 'W2P')) {
             // The same reads as W1/W2, as the user whose read grant has a row filter and a field mask.
