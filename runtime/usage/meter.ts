@@ -14,7 +14,9 @@ function record(ctx: OperationContext, kind: string, quantity: number, dimension
     tenantId: scope.tenant.id, projectId: scope.project.id, kind, quantity, at: new Date().toISOString(),
     operationId: ctx.operationId, correlationId: ctx.inv.correlationId,
   };
-  if (dimensions !== undefined) event.dimensions = dimensions;
+  // The protocol a call came in by, when it is not REST (as audit rows record it): `{ entity, protocol: 'graphql' }`.
+  const dims = ctx.inv.protocol === 'rest' ? dimensions : { ...dimensions, protocol: ctx.inv.protocol };
+  if (dims !== undefined) event.dimensions = dims;
   ctx.services.usage!.record(event);
 }
 

@@ -226,6 +226,19 @@ forEachBackend('GraphQL execution', (backend: Backend) => {
     }
   });
 
+  it('usage events of a root field name the protocol: read.monthly with dimensions { entity, protocol: graphql }', async () => {
+    const r = await gql(admin, '{ orders(first: 1) { totalCount } }');
+    noErrors(r);
+    let event: any;
+    for (let i = 0; i < 100 && event === undefined; i++) {
+      await new Promise((res) => setTimeout(res, 100));
+      const events = await admin.get(`/api/Usage/${projectId}/events?pageSize=200`);
+      event = (events.body?.data ?? []).find((e: any) => e.correlationId === r.correlationId);
+    }
+    assert.ok(event !== undefined, 'the usage event arrives');
+    assert.deepEqual([event.kind, event.quantity, event.operationId, event.dimensions], ['read.monthly', 1, 'Entity.Order.List', { entity: 'Order', protocol: 'graphql' }]);
+  });
+
   it('authority is REST\'s: a read-only user reads (masked fields null), createOrder is ACCESS_DENIED with RequiredGrantMissing', async () => {
     for (const body of [
       { role: 'authenticated', grant: 'entity:Order:read' },

@@ -25,6 +25,11 @@ const ORDER = {
 };
 const CHANGES = 'subscription S($f: OrderFilter) { orderChanged(filter: $f) { kind entityId changedFields } }';
 
+/** `p`, or a failure naming what did not happen within WAIT_MS. */
+function within<T>(p: Promise<T>, what: string): Promise<T> {
+  return Promise.race([p, new Promise<T>((_, reject) => setTimeout(() => reject(new Error(`timed out waiting for ${what}`)), WAIT_MS).unref())]);
+}
+
 /** One subscription's messages: results, then its end (an error or a complete). */
 class Feed {
   readonly results: FormattedExecutionResult[] = [];
@@ -79,7 +84,7 @@ forEachBackend('GraphQL subscriptions (graphql-ws)', (backend: Backend) => {
   const clients: WsClient[] = [];
 
   /** graphql-ws's client; `closed` resolves with the socket's close code. */
-  function connect(params: Record<string, unknown> | undefined, opts: { headers?: Record<string, string>; path?: string } = {}): { client: WsClient; closed: Promise<number> } {
+  function connect(params: Record<string, unknown> | undefined, opts: { headers?: Record<string, string>; path?: string; lazy?: boolean } = {}): { client: WsClient; closed: Promise<number> } {
     let onClosed!: (code: number) => void;
     const closed = new Promise<number>((r) => { onClosed = r; });
     class HeaderSocket extends WebSocket {
@@ -88,7 +93,10 @@ forEachBackend('GraphQL subscriptions (graphql-ws)', (backend: Backend) => {
       }
     }
     const client = createClient({
-      url: wsUrl + (opts.path ?? '/graphql'), webSocketImpl: HeaderSocket, retryAttempts: 0, lazy: true,
+      // lazy (the default here): connect on the first operation and close after the last one.
+      url: wsUrl + (opts.path ?? '/graphql'), webSocketImpl: HeaderSocket, retryAttempts: 0, lazy: opts.lazy ?? true,
+      // A non-lazy client reports the close it was expecting on the console otherwise; `closed` is what the tests read.
+      onNonLazyError: () => {},
       ...(params === undefined ? {} : { connectionParams: params }),
       on: { closed: (e) => onClosed((e as { code: number }).code) },
     });
@@ -115,14 +123,13 @@ forEachBackend('GraphQL subscriptions (graphql-ws)', (backend: Backend) => {
 
   const adminParams = () => ({ authorization: `Bearer ${server.adminToken}`, 'x-service-tenant': tenant, 'x-service-project': 'app' });
 
-  async function registerUser(grants: Array<Record<string, unknown>>): Promise<string> {
-    for (const g of grants) expectStatus(await admin.post(`/api/projects/${projectId}/capability-grants`, g), 201);
+  async function registerUser(): Promise<{ token: string; sessionId: string }> {
     const anon = admin.with({ token: null });
     const email = `${randomUUID()}@example.com`;
     expectStatus(await anon.post('/api/identity/register', { email, password: 'long enough pw' }), 201);
     const login = await anon.post('/api/identity/login', { email, password: 'long enough pw' });
     expectStatus(login, 200);
-    return login.body.accessToken as string;
+    return { token: login.body.accessToken as string, sessionId: login.body.sessionId as string };
   }
 
   /** A raw socket speaking the protocol by hand: for clients that break it. */
@@ -203,20 +210,31 @@ forEachBackend('GraphQL subscriptions (graphql-ws)', (backend: Backend) => {
     assert.equal(status, 401);
   });
 
-  it('authority is REST\'s: without entity:Order:read the subscription ends with an error message carrying ACCESS_DENIED', async () => {
-    const token = await registerUser([{ role: 'authenticated', grant: 'entity:Note:read' }].filter(() => false));
-    const { client } = connect({ authorization: `Bearer ${token}`, 'x-service-tenant': tenant, 'x-service-project': 'app' });
-    const denied = new Feed(client, CHANGES);
+  it('authority is REST\'s: without entity:Order:read the subscription ends with an error message carrying ACCESS_DENIED; a revoked grant (4403) and a revoked session (4401) end the connection', async () => {
+    const { token, sessionId } = await registerUser();
+    const params = { authorization: `Bearer ${token}`, 'x-service-tenant': tenant, 'x-service-project': 'app' };
+    // Not lazy: the connection stays open between operations, so what closes it is the server.
+    const first = connect(params, { lazy: false });
+    const denied = new Feed(first.client, CHANGES);
     const [e] = await denied.errors();
     assert.deepEqual([e!.extensions.code, e!.extensions.reasonCode], ['ACCESS_DENIED', 'ExposureBinding.RequiredGrantMissing']);
     assert.equal(typeof e!.extensions.correlationId, 'string');
-    // The same user, once granted, subscribes on a new connection (a grant change ends the old one).
-    expectStatus(await admin.post(`/api/projects/${projectId}/capability-grants`, { role: 'authenticated', grant: 'entity:Order:read' }), 201);
-    const again = connect({ authorization: `Bearer ${token}`, 'x-service-tenant': tenant, 'x-service-project': 'app' });
-    const ok = new Feed(again.client, CHANGES);
+    // Granted, the same connection subscribes (authority is checked per subscribe).
+    const grant = await admin.post(`/api/projects/${projectId}/capability-grants`, { role: 'authenticated', grant: 'entity:Order:read' });
+    expectStatus(grant, 201);
+    const ok = new Feed(first.client, CHANGES);
     await live(admin, ok);
     assert.equal(ok.error, null);
-    assert.ok(ok.results.length > 0);
+    // Revoking a grant ends the connection (4403, as on /api/realtime): its subscriptions were authorized under it.
+    expectStatus(await admin.delete(`/api/projects/${projectId}/capability-grants/${grant.body.data.grantId}`), 204);
+    assert.equal(await within(first.closed, 'the grant revocation to close the connection'), 4403);
+    // Granted again, on a new connection; revoking the session ends it (4401, as on /api/realtime).
+    expectStatus(await admin.post(`/api/projects/${projectId}/capability-grants`, { role: 'authenticated', grant: 'entity:Order:read' }), 201);
+    const again = connect(params);
+    const more = new Feed(again.client, CHANGES);
+    await live(admin, more);
+    expectStatus(await admin.delete(`/api/identity/sessions/${sessionId}`), 204);
+    assert.equal(await within(again.closed, 'the session revocation to close the connection'), 4401);
   });
 
   it('bad input: a bad filter, an unknown field and a query over the limits end with an error message (VALIDATION_FAILED), the connection stays usable', async () => {
@@ -240,7 +258,7 @@ forEachBackend('GraphQL subscriptions (graphql-ws)', (backend: Backend) => {
     assert.equal(still.error, null);
   });
 
-  it('protocol violations get graphql-ws close codes, never a crash: garbage 4400, subscribe before init 4401, a second init 4429, silence 4408, wrong subprotocol 4406', async () => {
+  it('protocol violations get graphql-ws close codes, never a crash: garbage 4400, subscribe before init 4401, a second init 4429, silence 4408, wrong subprotocol 4406, an oversize message cut', async () => {
     const garbage = await raw();
     garbage.ws.send('not json');
     assert.equal((await garbage.closed).code, 4400);
@@ -268,6 +286,13 @@ forEachBackend('GraphQL subscriptions (graphql-ws)', (backend: Backend) => {
       s.ws.send(JSON.stringify(m));
       assert.equal((await s.closed).code, 4400, JSON.stringify(m));
     }
+    // A message over the REST body limit (MAX_BODY_BYTES, 10 MiB by default) is refused by uWS before it is read:
+    // the connection is cut (1009, or 1006 when uWS drops it without a close frame).
+    const big = await raw();
+    big.ws.send(JSON.stringify({ type: 'connection_init', payload: { pad: 'x'.repeat(10 * 1024 * 1024) } }));
+    const cut = (await big.closed).code;
+    assert.ok(cut === 1009 || cut === 1006, `closed with ${cut}`);
+
     // The server still serves.
     expectStatus(await admin.get('/api/orders?pageSize=1'), 200);
   });
