@@ -144,8 +144,13 @@ export class NatsCluster {
    * with the meta group and with every stream and KV bucket replica it holds. A server
    * restarted a moment ago can report a meta leader while its replicas still catch up;
    * killing another server then would leave those groups without a quorum.
+   *
+   * nats-server 2.9.10 now and then leaves JetStream unhealthy for good after its meta
+   * leader was killed (ENVIRONMENT.md: JetStream traps; seen as "jetstream is not enabled"
+   * on every node). A bounce restarts the unhealthy servers; the last one restarts every
+   * server, one at a time, which recovers the meta group from disk.
    */
-  async waitHealthy(timeoutMs = 60_000, bounces = 1): Promise<void> {
+  async waitHealthy(timeoutMs = 30_000, bounces = 2): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const states = await Promise.all(this.slots.map(async (s) => {
@@ -161,12 +166,14 @@ export class NatsCluster {
       if (states.every(Boolean)) return;
       if (Date.now() > deadline) {
         if (bounces <= 0) throw new Error('NATS cluster not healthy in time');
-        // nats-server 2.9.10 now and then leaves a JetStream node unhealthy for good after its meta
-        // leader was killed; a restart of that node recovers it (ENVIRONMENT.md: JetStream traps).
+        const all = bounces === 1;
         for (let i = 0; i < states.length; i++) {
-          if (states[i]) continue;
+          if (states[i] && !all) continue;
+          const s = this.slots[i]!;
+          if (s.proc === null || !running(s.proc)) continue;
           await this.kill(i);
           this.startServer(i);
+          if (all) await this.waitReady();
         }
         await this.waitReady();
         return this.waitHealthy(timeoutMs, bounces - 1);
