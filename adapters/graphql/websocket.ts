@@ -188,8 +188,8 @@ export function registerGraphQLWebSocket(app: TemplatedApp, services: Services, 
     upgrade: (res, req, context) => upgradeSocket(res, req, context, services, rtServices, {
       basePath, protocol: 'graphql', credentialOptional: true,
       chooseProtocol: subprotocolOf,
-    }, (scope): GraphQLSocket => ({
-      ...scope, protocol: subprotocolOf(req.getHeader('sec-websocket-protocol').split(',').map((p) => p.trim())),
+    }, (scope, protocol): GraphQLSocket => ({
+      ...scope, protocol,
       conn: null, handleMessage: null, closed: null, streams: new Set(), pending: 0, untrack: null, untrackProject: null,
     })),
     open: (ws: WebSocket<GraphQLSocket>) => guard(ws, services, () => {

@@ -74,7 +74,7 @@ export interface UpgradeOptions {
  */
 export function upgradeSocket<T extends SocketScope>(
   res: HttpResponse, req: HttpRequest, context: us_socket_context_t,
-  services: Services, rtServices: Services, opts: UpgradeOptions, dataOf: (scope: SocketScope) => T,
+  services: Services, rtServices: Services, opts: UpgradeOptions, dataOf: (scope: SocketScope, subprotocol: string) => T,
 ): void {
   guardUpgrade(res, services.log, () => {
     const q = parseQuery(req.getQuery() ?? '');
@@ -93,7 +93,7 @@ export function upgradeSocket<T extends SocketScope>(
       project: req.getHeader('x-service-project') || (q.get('project') ?? ''),
       branch: req.getHeader('x-service-branch') || (q.get('branch') ?? null),
       basePath: opts.basePath, connected: false, owner: null, projectId: null,
-    });
+    }, chosen);
     const state = { aborted: false, answered: false };
     res.onAborted(() => {
       state.aborted = true;

@@ -1,47 +1,17 @@
 import type { Logger } from '../log.js';
-import type { Result } from '../operations/result.js';
 import type { SqlClient } from '../../storage/index.js';
-import { CONCURRENT_KINDS, DEFAULT_WINDOW, ENFORCED_KINDS, parseWindow, type QuotaWindow } from './catalog.js';
+import { CONCURRENT_KINDS, ENFORCED_KINDS, parseWindow, type QuotaWindow } from './catalog.js';
 import type { UsageSink } from '../usage/sink.js';
-import { recordOverage } from './overage.js';
 import { hasUsageEvents, loadBuckets, persistBuckets, type BucketUsage } from './counter-store.js';
 import { QuotaCounter } from './counter.js';
-import { quotaExceeded } from './exceeded.js';
 import { counterSignature, listQuotas, type QuotaRecord } from './store.js';
-import { actualUnits, meteredOf, type AdmissionRequest, type Metered } from './units.js';
+import { meteredOf, type AdmissionRequest, type Metered } from './units.js';
+import { concurrencyOf, decide, holds, type ActiveQuota, type ConcurrencyQuotas, type QuotaHold, type WorkRef } from './admission.js';
 import { LEASE_TTL_MS } from './budget-owner.js';
+import { CAP_PREFIX, capQuotas, counterKey, isCap, NIL_UUID } from './cap-quotas.js';
 import { CALENDAR_WINDOWS, chunkOf, LeasedBudget, type LeaseOptions } from './leased-budget.js';
 
-/** An admitted operation's claim on its quotas: settled after it ran, released if it failed. */
-export interface QuotaHold {
-  settle(result: Result): void;
-  /** Settles with a known count (work that is not a dispatched operation: a webhook attempt). */
-  settleUnits(units: number): void;
-  release(): void;
-}
-
-/**
- * A project's quotas of a concurrency kind (catalog.ts CONCURRENT_KINDS): the
- * bound the hub enforces (the lowest hard or reservation limit; null: the
- * node's default applies) and the soft quotas whose excess becomes overage.
- */
-export interface ConcurrencyQuotas {
-  enforced: QuotaRecord | null;
-  soft: readonly QuotaRecord[];
-}
-
-export const NO_CONCURRENCY_QUOTAS: ConcurrencyQuotas = { enforced: null, soft: [] };
-
-/** Who did the work an overage event is charged to. */
-interface WorkRef { operationId: string; correlationId: string }
-
-interface ActiveQuota {
-  rec: QuotaRecord;
-  window: QuotaWindow;
-  counter: QuotaCounter;
-  /** Cluster mode, hard and reservation quotas over a calendar window: this node's budget lease; null: the local counter decides. */
-  budget: LeasedBudget | null;
-}
+export { NO_CONCURRENCY_QUOTAS, type ConcurrencyQuotas, type QuotaHold } from './admission.js';
 
 /** Cluster mode: the longest a node serves a project's quotas without reloading them (a missed change notice). */
 const REFRESH_MS = 30_000;
@@ -52,21 +22,7 @@ const REFRESH_MS = 30_000;
  */
 export const UNLEASED_SYNC_MS = 2_000;
 
-
 export interface QuotaSummaryRow { quotaId: string; kind: string; mode: string; limit: number; used: number }
-
-/** hard and reservation refuse what does not fit, and hold an operation's units while it runs. */
-const holds = (mode: string): boolean => mode === 'hard' || mode === 'reservation';
-
-/** A quota applies to an operation when each of its dimensions equals the operation's (`entity` or `eventType`). */
-const applies = (q: QuotaRecord, m: Metered): boolean => {
-  if (q.kind !== m.kind) return false;
-  for (const k in q.dimensions) {
-    const mine = k === 'entity' ? m.entity : k === 'eventType' ? m.eventType : undefined;
-    if (mine === undefined || q.dimensions[k] !== mine) return false;
-  }
-  return true;
-};
 
 /**
  * The quota owner of this node (runtime/quota/, docs/usage.md "Quotas").
@@ -158,7 +114,7 @@ export class QuotaLedger {
     if (m === null) return null;
     const loaded = this.active(ctx.scope.project.id);
     const work: WorkRef = { operationId: ctx.operationId, correlationId: ctx.inv.correlationId };
-    return loaded instanceof Promise ? loaded.then((list) => this.decide(work, m, list)) : this.decide(work, m, loaded);
+    return loaded instanceof Promise ? loaded.then((list) => decide(work, m, list, this.usage)) : decide(work, m, loaded, this.usage);
   }
 
   /**
@@ -167,7 +123,7 @@ export class QuotaLedger {
    * when it does not fit; otherwise a hold to settle with the units used.
    */
   async admitWork(projectId: string, m: Metered, work: WorkRef): Promise<QuotaHold | null> {
-    return this.decide(work, m, await this.active(projectId));
+    return decide(work, m, await this.active(projectId), this.usage);
   }
 
   /** The project's quotas of a concurrency kind; synchronous once the project's quotas are loaded. */
@@ -194,88 +150,6 @@ export class QuotaLedger {
   /** Called after a project's quotas changed on this node (the webhook dispatcher releases the deliveries a quota held). */
   onChanged(listener: (projectId: string) => void): void {
     this.changeListeners.push(listener);
-  }
-
-  private decide(work: WorkRef, m: Metered, list: ActiveQuota[]): QuotaHold | null | Promise<QuotaHold | null> {
-    if (list.length === 0) return null;
-    const mine = list.filter((a) => applies(a.rec, m));
-    if (mine.length === 0) return null;
-    const short = this.check(mine, m, Date.now(), false);
-    if (short.length === 0) return this.hold(work, m, mine);
-    return this.topUp(work, m, mine, short);
-  }
-
-  /**
-   * Cluster mode, a lease ran short: ask the owner (requests waiting at once
-   * share one exchange), check again, and ask once more if this request's
-   * demand missed that exchange; then the same check decides.
-   */
-  private async topUp(work: WorkRef, m: Metered, mine: ActiveQuota[], short: LeasedBudget[]): Promise<QuotaHold> {
-    for (let attempt = 0; ; attempt++) {
-      await Promise.all(short.map((b) => b.refill(m.estimate)));
-      short = this.check(mine, m, Date.now(), attempt === 1);
-      if (short.length === 0) return this.hold(work, m, mine);
-    }
-  }
-
-  /** Throws the hard answer for what does not fit; returns the leases to top up first (only when not `final`). */
-  private check(mine: ActiveQuota[], m: Metered, now: number, final: boolean): LeasedBudget[] {
-    const short: LeasedBudget[] = [];
-    // Every quota is checked before any is reserved: a refused operation holds nothing.
-    for (const a of mine) {
-      if (!holds(a.rec.mode)) continue;
-      if (a.budget !== null) {
-        if (a.budget.available(now, a.window.bucketStart(now)) >= m.estimate) continue;
-        if (final) throw quotaExceeded(a.rec.kind, a.rec.limit, a.budget.usedEstimate(), a.window, now);
-        short.push(a.budget);
-        continue;
-      }
-      const used = a.counter.used(now) + a.counter.pending;
-      if (used + m.estimate > a.rec.limit) throw quotaExceeded(a.rec.kind, a.rec.limit, used, a.window, now);
-    }
-    return short;
-  }
-
-  private hold(work: WorkRef, m: Metered, mine: ActiveQuota[]): QuotaHold {
-    for (const a of mine) {
-      if (!holds(a.rec.mode)) continue;
-      if (a.budget !== null) a.budget.pending += m.estimate;
-      else a.counter.pending += m.estimate;
-    }
-    let done = false;
-    const settleUnits = (units: number): void => {
-        if (done) return;
-        done = true;
-        const at = Date.now();
-        for (const a of mine) {
-          if (holds(a.rec.mode)) {
-            if (a.budget !== null) a.budget.settle(m.estimate, units);
-            else a.counter.pending -= m.estimate;
-          }
-          const before = a.counter.used(at);
-          a.counter.add(at, units);
-          if (a.rec.mode === 'soft') this.overage(work, a, before, units, at);
-        }
-    };
-    return {
-      settle: (result) => settleUnits(actualUnits(m, result)),
-      settleUnits,
-      release: () => {
-        if (done) return;
-        done = true;
-        for (const a of mine) {
-          if (!holds(a.rec.mode)) continue;
-          if (a.budget !== null) a.budget.release(m.estimate);
-          else a.counter.pending -= m.estimate;
-        }
-      },
-    };
-  }
-
-  /** soft: the units of this operation beyond the limit become a `<kind>.overage` usage event. */
-  private overage(work: WorkRef, a: ActiveQuota, before: number, units: number, at: number): void {
-    const over = Math.max(0, before + units - a.rec.limit) - Math.max(0, before - a.rec.limit);
-    if (over > 0) recordOverage(this.usage(), a.rec, over, work, at);
   }
 
   /** `GET …/summary`: each quota with its usage in the current window. */
@@ -418,35 +292,3 @@ export class QuotaLedger {
 }
 
 const sum = (m: Map<number, number>): number => [...m.values()].reduce((a, b) => a + b, 0);
-
-/** The strictest hard or reservation quota of a concurrency kind, and its soft quotas. */
-function concurrencyOf(list: readonly ActiveQuota[], kind: string): ConcurrencyQuotas {
-  let enforced: QuotaRecord | null = null;
-  const soft: QuotaRecord[] = [];
-  for (const a of list) {
-    if (a.rec.kind !== kind) continue;
-    if (holds(a.rec.mode)) {
-      if (enforced === null || a.rec.limit < enforced.limit) enforced = a.rec;
-    } else if (a.rec.mode === 'soft') soft.push(a.rec);
-  }
-  return enforced === null && soft.length === 0 ? NO_CONCURRENCY_QUOTAS : { enforced, soft };
-}
-
-const CAP_PREFIX = 'governance:';
-const NIL_UUID = '00000000-0000-0000-0000-000000000000';
-const isCap = (rec: QuotaRecord): boolean => rec.id.startsWith(CAP_PREFIX);
-/** Counters by quota id; a cap's id (`governance:<kind>`) is the same in every project, so its key adds the project. */
-const counterKey = (rec: QuotaRecord): string => (isCap(rec) ? `${rec.id}@${rec.projectId}` : rec.id);
-
-/**
- * Each governance cap as a hard quota of the project over the calendar month
- * (`summary` lists it with quotaId `governance:<kind>`): a cap holds even
- * where the project sets no quota of its own, or only a soft one.
- */
-function capQuotas(projectId: string, caps: Readonly<Record<string, number>>): QuotaRecord[] {
-  const at = new Date(0).toISOString();
-  return Object.entries(caps).map(([kind, limit]) => ({
-    id: `${CAP_PREFIX}${kind}`, tenantId: '', projectId, kind, limit, mode: 'hard', window: DEFAULT_WINDOW, dimensions: {},
-    state: 'active', createdAt: at, updatedAt: at,
-  }));
-}

@@ -5,12 +5,14 @@ import type { EventTailSource, TailScope } from '../events/event-tail.js';
 import type { Logger } from '../log.js';
 import { CheckSlots } from './check-slots.js';
 import { evaluateChecks, type Matches, type RowCheck } from './filter-batch.js';
+import { changeOf, groupKey, tailOf, visibleTo, type Change, type ChangeNotice } from './changes.js';
 import { DEFAULT_REALTIME_LIMITS, SubscriptionLimits, type PeerUsage, type RealtimeLimits } from './subscription-limits.js';
 import type { ConcurrencyQuotas } from '../quota/ledger.js';
 
 export type { RowCheck } from './filter-batch.js';
 export type { PeerUsage, RealtimeLimits } from './subscription-limits.js';
 export { QUOTA_KIND } from './subscription-limits.js';
+export type { ChangeNotice } from './changes.js';
 
 /** Where change messages go: one WebSocket connection or one SSE stream. */
 export interface RealtimeRecipient {
@@ -30,18 +32,6 @@ export interface RealtimeRecipient {
    * recipient is never sent `send` messages by the hub.
    */
   notify?(change: ChangeNotice): void;
-}
-
-/** One change as values: names only, never the row's values (spec: change events). */
-export interface ChangeNotice {
-  kind: string;
-  entity: string;
-  entityId: string;
-  changedFields: readonly string[];
-  eventId: string;
-  occurredAt: string;
-  correlationId: string;
-  publicationVersion: number;
 }
 
 /** Publishes one message to every recipient that joined a topic (uWS `app.publish`). */
@@ -117,8 +107,6 @@ export interface RealtimeHubOptions {
 
 /** Events delivered per batch: their rows are checked together (one id array per query). */
 const MAX_EVENTS_PER_BATCH = 500;
-
-const groupKey = (entity: string, branch: string): string => `${entity}\u0000${branch}`;
 
 /**
  * Realtime fan-out on one node. Subscriptions are kept in memory by
@@ -315,10 +303,10 @@ export class RealtimeHub {
     // Rows to check, per entity group with filtered channels (deletes are not checked).
     const rows = new Map<string, Set<string>>();
     for (const c of changes) {
-      if (c.kind === 'deleted' || !f.channels.has(c.group)) continue;
+      if (c.notice.kind === 'deleted' || !f.channels.has(c.group)) continue;
       let ids = rows.get(c.group);
       if (ids === undefined) rows.set(c.group, (ids = new Set()));
-      ids.add(c.entityId);
+      ids.add(c.notice.entityId);
     }
     const matched = new Map<string, Matches>();
     for (const [gk, ids] of rows) {
@@ -330,20 +318,18 @@ export class RealtimeHub {
       if (group === undefined) continue;
       const m = matched.get(c.group);
       // Encoded once per event; each channel gets the shared bytes behind its own subscription id.
-      const tail = JSON.stringify({
-        kind: c.kind, entity: c.entity, entityId: c.entityId, changedFields: c.changedFields,
-        eventId: c.e.id, occurredAt: c.e.occurredAt, correlationId: c.e.correlationId, publicationVersion: c.e.publicationVersion,
-      }).slice(1);
-      const id = c.entityId.toLowerCase();
+      const n = c.notice;
+      const tail = tailOf(n);
+      const id = n.entityId.toLowerCase();
       for (const ch of group.values()) {
         // A channel whose filter was not evaluated (it joined during the checks) gets nothing of this batch.
-        if (ch.check !== null && c.kind !== 'deleted' && m?.get(ch.check.key)?.has(id) !== true) continue;
-        if (ch.policy !== null && c.kind === 'deleted') continue;
-        const body = ch.policy === null || ch.policy.masked.length === 0 ? tail : maskedTail(c, ch.policy.masked);
-        const message = `{"type":"change","subscriptionId":${ch.idJson},${body}`;
+        if (ch.check !== null && n.kind !== 'deleted' && m?.get(ch.check.key)?.has(id) !== true) continue;
+        if (ch.policy !== null && n.kind === 'deleted') continue;
+        const seen = ch.policy === null ? n : visibleTo(n, ch.policy.masked);
+        const message = `{"type":"change","subscriptionId":${ch.idJson},${seen === n ? tail : tailOf(seen)}`;
         if (ch.joined > 0) this.publisher?.publish(ch.topic, message);
         for (const r of ch.direct) {
-          if (r.notify !== undefined) r.notify(noticeOf(c, ch.policy));
+          if (r.notify !== undefined) r.notify(seen);
           else r.send(message);
         }
       }
@@ -363,41 +349,4 @@ export class RealtimeHub {
   }
 }
 
-/** The change's message tail without the fields masked from the subscriber (never their names). */
-function maskedTail(c: Change, masked: readonly string[]): string {
-  return JSON.stringify({
-    kind: c.kind, entity: c.entity, entityId: c.entityId, changedFields: c.changedFields.filter((f) => !masked.includes(f as string)),
-    eventId: c.e.id, occurredAt: c.e.occurredAt, correlationId: c.e.correlationId, publicationVersion: c.e.publicationVersion,
-  }).slice(1);
-}
-
-function noticeOf(c: Change, policy: { masked: readonly string[] } | null): ChangeNotice {
-  const fields = c.changedFields as string[];
-  return {
-    kind: c.kind, entity: c.entity, entityId: c.entityId,
-    changedFields: policy === null || policy.masked.length === 0 ? fields : fields.filter((f) => !policy.masked.includes(f)),
-    eventId: c.e.id, occurredAt: c.e.occurredAt, correlationId: c.e.correlationId, publicationVersion: c.e.publicationVersion,
-  };
-}
-
 const holder = (p: PreparedSubscription) => ({ projectId: p.projectId, actor: p.actor, filterKey: p.check?.key ?? null });
-
-interface Change {
-  e: EventEnvelope;
-  kind: string;
-  entity: string;
-  entityId: string;
-  changedFields: unknown[];
-  /** The channel group: entity and branch. */
-  group: string;
-}
-
-function changeOf(e: EventEnvelope): Change | null {
-  const data = e.data as { entity?: unknown; entityId?: unknown; changedFields?: unknown; branch?: unknown };
-  if (typeof data.entity !== 'string' || typeof data.entityId !== 'string') return null;
-  return {
-    e, kind: e.type.slice(e.type.lastIndexOf('.') + 1), entity: data.entity, entityId: data.entityId,
-    changedFields: Array.isArray(data.changedFields) ? data.changedFields : [],
-    group: groupKey(data.entity, typeof data.branch === 'string' ? data.branch : 'main'),
-  };
-}

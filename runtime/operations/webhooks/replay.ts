@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { PLATFORM_SCHEMA } from '../../../storage/index.js';
 import { notFound, validationFailed } from '../../errors/service-error.js';
 import { readEvent } from '../../events/event-store.js';
-import { deliveryPayload } from '../../webhooks/outbound/dispatcher.js';
+import { deliveryPayload } from '../../webhooks/outbound/delivery.js';
 import { readBody } from '../control/body.js';
 import { noGrants, type OperationContext, type OperationSpec, type Result } from '../types.js';
 import { deliveryRecord, scheduleDelivery, UUID, type DeliveryRow, DCOLS } from './outbound.js';

@@ -1,4 +1,4 @@
-import { createHmac, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { PLATFORM_SCHEMA, type SqlClient } from '../../../storage/index.js';
 import type { EventEnvelope } from '../../events/event-store.js';
 import type { Logger } from '../../log.js';
@@ -7,6 +7,7 @@ import type { UsageSink } from '../../usage/sink.js';
 import { ServiceError } from '../../errors/service-error.js';
 import type { QuotaHold } from '../../quota/ledger.js';
 import type { Metered } from '../../quota/units.js';
+import { backoffMs, classify, deliveryPayload, excerpt, signatureHeader } from './delivery.js';
 import { matches, type EndpointFilter } from './matching.js';
 import { checkTarget } from './url-guard.js';
 
@@ -52,28 +53,6 @@ export interface OutboundWebhooks {
   /** New or rescheduled deliveries (or events) exist: run a round soon. */
   kick(): void;
 }
-
-/** `t=<unix>,v1=<hex hmac-sha256(secret, "<t>.<raw body>")>` */
-export function signatureHeader(secret: string, rawBody: string, unixSeconds: number): string {
-  const mac = createHmac('sha256', secret).update(`${unixSeconds}.${rawBody}`).digest('hex');
-  return `t=${unixSeconds},v1=${mac}`;
-}
-
-/** The body a subscriber receives: `{ type, data }`, data = the envelope's data plus its identity fields. */
-export const deliveryPayload = (e: EventEnvelope): { type: string; data: Record<string, unknown> } => ({
-  type: e.type,
-  data: { id: e.id, occurredAt: e.occurredAt, tenantId: e.tenantId, projectId: e.projectId, correlationId: e.correlationId, publicationVersion: e.publicationVersion, ...e.data },
-});
-
-/** Exponential backoff with jitter: base·2^(n-1), capped at 1 h, times a random factor in [0.5, 1]. */
-export function backoffMs(baseDelayMs: number, attemptsMade: number): number {
-  const raw = Math.min(3_600_000, baseDelayMs * 2 ** Math.min(30, Math.max(0, attemptsMade - 1)));
-  return Math.round(raw * (0.5 + Math.random() * 0.5));
-}
-
-/** 2xx succeeds; 408, 429, 5xx and network errors retry; anything else dead-letters at once. */
-export const classify = (status: number | null): 'success' | 'retry' | 'permanent' =>
-  status === null ? 'retry' : status >= 200 && status < 300 ? 'success' : status === 408 || status === 429 || status >= 500 ? 'retry' : status >= 400 ? 'permanent' : 'retry';
 
 interface EndpointRow { id: string; project_id: string; event_type_filter: string | null; filter: EndpointFilter | null; max_attempts: number; created_at: string | Date }
 interface EventRow extends EventEnvelope { seq: string }
@@ -388,18 +367,6 @@ export class WebhookDispatcher implements OutboundWebhooks {
     if (this.heldKick !== null) clearTimeout(this.heldKick);
     const all = Promise.all([this.running, ...this.inFlight]);
     await Promise.race([all, new Promise((r) => setTimeout(r, timeoutMs).unref())]);
-  }
-}
-
-async function excerpt(res: Response): Promise<string> {
-  try {
-    const reader = res.body?.getReader();
-    if (reader === undefined) return '';
-    const { value } = await reader.read();
-    await reader.cancel();
-    return value === undefined ? '' : Buffer.from(value).toString('utf8', 0, Math.min(value.length, 200)).replace(/[^\x20-\x7e]/g, ' ');
-  } catch {
-    return '';
   }
 }
 
