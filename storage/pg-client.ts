@@ -53,6 +53,13 @@ export class PgClient implements SqlClient {
     // An idle client losing its connection (backend terminated) must not crash the process;
     // the pool discards it and the next checkout gets a fresh one.
     this.pool.on('error', () => {});
+    // Nor a client the pool has just released with an error, or one between pool.query's own
+    // listener (`once`) and its release: a second error event there (the FATAL 57P01 of a
+    // terminated backend, then the socket's end) had no listener and stopped the process.
+    // Queries still get their own errors; the pool still drops broken clients.
+    this.pool.on('connect', (client) => {
+      client.on('error', () => {});
+    });
   }
 
   async query<R>(sql: string, params?: readonly unknown[], preparedName?: string): Promise<QueryResult<R>> {
