@@ -11,7 +11,7 @@ import { evaluateRowPolicy } from './pipeline/row-policy.js';
 import { recordEvidence } from './pipeline/evidence.js';
 import { resolveScope } from './pipeline/resolve-scope.js';
 import type { Services } from './services.js';
-import { meterOperation } from './usage/meter.js';
+import { meterWithoutAuditRow, usageOf } from './usage/meter.js';
 import type { QuotaHold } from './quota/ledger.js';
 
 /** Runs the operation under its quota hold: what it consumed is counted, a failure releases the units it held. */
@@ -58,8 +58,10 @@ export async function dispatch(inv: Invocation, services: Services): Promise<Out
     const hold = admitted instanceof Promise ? await admitted : admitted ?? null;
     ctx.trace.stage = 6;
     const result = hold === null ? await inv.operation.execute(ctx) : await executeHeld(ctx, hold);
-    if (inv.operation.evidence !== 'failures') recordEvidence(ctx, result.status, null); // 6
-    meterOperation(ctx, result); // usage: only what was executed consumes (runtime/usage/meter.ts)
+    // Usage: only what was executed consumes (runtime/usage/meter.ts), and the audit row carries it.
+    const usage = usageOf(ctx, result);
+    if (inv.operation.evidence !== 'failures') recordEvidence(ctx, result.status, null, usage); // 6
+    else if (usage !== null) meterWithoutAuditRow(ctx, usage);
     return { ok: true, result };
   } catch (err) {
     // A storage connection lost in any stage (a cache load, a grant lookup) is retryable like one lost in the operation.

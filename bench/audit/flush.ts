@@ -23,8 +23,10 @@ const rows = (): AuditRow[] => {
   const tenant = randomUUID();
   const project = randomUUID();
   return Array.from({ length: ROWS }, (_, i) => ({
+    at: Date.now(), usage: i % 3 === 0 ? { kind: 'write.monthly', quantity: 1, dimensions: { entity: 'Order' } } : { kind: 'read.monthly', quantity: 1, dimensions: { entity: 'Order' } },
     correlationId: randomBytes(13).toString('hex'), tenantId: tenant, projectId: project, actor: `user:${randomUUID()}`,
     operationId: i % 3 === 0 ? 'Entity.Order.Create' : 'Entity.Order.Get', decision: 'Allow', reasonCode: 'Ok', status: 200,
+    stage: 6, evaluatedFilter: null, fieldMasks: [], details: null,
   }) as AuditRow);
 };
 

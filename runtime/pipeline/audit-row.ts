@@ -13,11 +13,23 @@ export interface AuditDetails {
 }
 
 /**
+ * The usage an executed operation consumed (CONTRACT: Usage and quotas), carried
+ * by its audit row: one evidence row per request (docs/usage.md).
+ */
+export interface RecordedUsage {
+  kind: string;
+  quantity: number;
+  dimensions?: Readonly<Record<string, string>>;
+}
+
+/**
  * One audit row. `evaluatedFilter`, `fieldMasks` and `details` are kept as
  * the objects the pipeline built: the writer serializes them in its flush,
  * never on the request path (runtime/pipeline/audit-writer.ts).
  */
 export interface AuditRow {
+  /** When the request was decided, epoch ms (also the usage event's `at`). */
+  at: number;
   correlationId: string;
   tenantId: string | null;
   projectId: string | null;
@@ -31,5 +43,7 @@ export interface AuditRow {
   evaluatedFilter: unknown;
   fieldMasks: readonly string[];
   details: AuditDetails | null;
+  /** The usage the operation consumed; null when it consumed none (or metering is off). */
+  usage: RecordedUsage | null;
 }
 

@@ -17,18 +17,21 @@ const MAX_PENDING = 50_000;
 const ROWS_PER_STATEMENT = { pglite: 100, postgres: 500 } as const;
 
 /**
- * Twelve array parameters unpacked by unnest (PostgreSQL, PGlite and
- * CockroachDB all take the multi-argument form) instead of 12 placeholders
+ * Sixteen array parameters unpacked by unnest (PostgreSQL, PGlite and
+ * CockroachDB all take the multi-argument form) instead of 16 placeholders
  * per row: cheaper to build and to parse than thousands of placeholders, and
  * the SQL text is the same whatever the row count (so it is prepared once per
  * connection: the flush runs every 50 ms under load). The JSON columns travel
- * as text[] and are cast per row, so no backend needs jsonb[] parameters.
+ * as text[] and are cast per row, so no backend needs jsonb[] parameters;
+ * `at` travels as epoch milliseconds (a number, no Date or string per row).
  */
 const INSERT_SQL = `INSERT INTO ${PLATFORM_SCHEMA}.audit
-  (correlation_id, tenant_id, project_id, actor, operation_id, decision, reason_code, status, stage, evaluated_filter, field_masks, details)
-  SELECT c, t, p, a, o, d, r, s, g, f::jsonb, m::jsonb, x::jsonb
-  FROM unnest($1::text[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::text[], $7::text[], $8::int[], $9::int[], $10::text[], $11::text[], $12::text[])
-    AS u(c, t, p, a, o, d, r, s, g, f, m, x)`;
+  (at, correlation_id, tenant_id, project_id, actor, operation_id, decision, reason_code, status, stage, evaluated_filter, field_masks, details,
+   usage_kind, usage_quantity, usage_dimensions)
+  SELECT to_timestamp(w / 1000.0), c, t, p, a, o, d, r, s, g, f::jsonb, m::jsonb, x::jsonb, uk, uq, ud::jsonb
+  FROM unnest($1::float8[], $2::text[], $3::uuid[], $4::uuid[], $5::text[], $6::text[], $7::text[], $8::text[], $9::int[], $10::int[],
+    $11::text[], $12::text[], $13::text[], $14::text[], $15::bigint[], $16::text[])
+    AS u(w, c, t, p, a, o, d, r, s, g, f, m, x, uk, uq, ud)`;
 
 /**
  * The JSON columns are serialized here, in the flush, never on the request
@@ -45,12 +48,14 @@ function json(v: unknown, empty: string | null): string | null {
 }
 
 const columns = (batch: AuditRow[]): unknown[] => [
-  batch.map((r) => r.correlationId), batch.map((r) => r.tenantId), batch.map((r) => r.projectId), batch.map((r) => r.actor),
+  batch.map((r) => r.at), batch.map((r) => r.correlationId), batch.map((r) => r.tenantId), batch.map((r) => r.projectId), batch.map((r) => r.actor),
   batch.map((r) => r.operationId), batch.map((r) => r.decision), batch.map((r) => r.reasonCode), batch.map((r) => r.status),
   batch.map((r) => r.stage),
   batch.map((r) => json(r.evaluatedFilter, null)),
   batch.map((r) => (r.fieldMasks.length === 0 ? '[]' : json(r.fieldMasks, '[]'))),
   batch.map((r) => json(r.details, '{}')),
+  batch.map((r) => r.usage?.kind ?? null), batch.map((r) => (r.usage === null ? null : Math.trunc(r.usage.quantity))),
+  batch.map((r) => json(r.usage?.dimensions, null)),
 ];
 
 /**

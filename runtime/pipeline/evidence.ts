@@ -1,8 +1,8 @@
 import type { ServiceError } from '../errors/service-error.js';
 import type { OperationContext } from '../operations/types.js';
-import type { AuditDetails, AuditRow, Decision } from './audit-row.js';
+import type { AuditDetails, Decision, RecordedUsage } from './audit-row.js';
 
-export type { AuditDetails, AuditRow, Decision } from './audit-row.js';
+export type { AuditDetails, AuditRow, Decision, RecordedUsage } from './audit-row.js';
 
 const DENIALS = new Set(['UNAUTHORIZED', 'ACCESS_DENIED', 'QUOTA_EXCEEDED']);
 const STEP_UP = 'Access.StepUpRequired';
@@ -34,10 +34,14 @@ function detailsOf(error: ServiceError | null, protocol: string): AuditDetails |
   return out;
 }
 
-/** Stage 6: one audit row per decision, keyed by correlationId. Buffered; never blocks the reply. */
-export function recordEvidence(ctx: OperationContext, status: number, error: ServiceError | null): void {
+/**
+ * Stage 6: one audit row per decision, keyed by correlationId, carrying the
+ * usage the operation consumed. Buffered; never blocks the reply.
+ */
+export function recordEvidence(ctx: OperationContext, status: number, error: ServiceError | null, usage: RecordedUsage | null = null): void {
   const trace = ctx.trace;
   ctx.services.audit.record({
+    at: Date.now(),
     correlationId: ctx.inv.correlationId,
     tenantId: ctx.scope?.tenant.id ?? null,
     projectId: ctx.scope?.project.id ?? null,
@@ -50,5 +54,6 @@ export function recordEvidence(ctx: OperationContext, status: number, error: Ser
     evaluatedFilter: trace.evaluatedFilter,
     fieldMasks: trace.fieldMasks,
     details: detailsOf(error, ctx.inv.protocol),
+    usage,
   });
 }

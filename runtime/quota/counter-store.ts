@@ -7,9 +7,9 @@ export interface BucketUsage {
   used: number;
 }
 
-/** Whether the usage metering's table exists (migration 15 of the usage work; absent on a node without it). */
+/** Whether the usage ledger exists (platform migration 18; absent on a node without usage metering). */
 export async function hasUsageEvents(db: SqlExecutor): Promise<boolean> {
-  const r = await db.query<{ ok: boolean }>(`SELECT to_regclass('${S}.usage_events') IS NOT NULL AS ok`);
+  const r = await db.query<{ ok: boolean }>(`SELECT to_regclass('${S}.usage_ledger') IS NOT NULL AS ok`);
   return r.rows[0]?.ok === true;
 }
 
@@ -33,7 +33,7 @@ export async function loadBuckets(
   const dims = Object.keys(q.dimensions).length === 0 ? null : JSON.stringify(q.dimensions);
   // Minute granularity is enough to place an event in its bucket (buckets are minutes or longer).
   const events = await db.query<{ minute: string | number; quantity: string | number }>(
-    `SELECT floor(extract(epoch FROM at) / 60)::bigint AS minute, sum(quantity)::bigint AS quantity FROM ${S}.usage_events
+    `SELECT floor(extract(epoch FROM at) / 60)::bigint AS minute, sum(quantity)::bigint AS quantity FROM ${S}.usage_ledger
       WHERE project_id = $1 AND kind = $2 AND at >= $3 AND ($4::jsonb IS NULL OR dimensions @> $4::jsonb) GROUP BY 1`,
     [q.projectId, q.kind, new Date(from), dims],
   );

@@ -37,13 +37,25 @@ export interface RetentionRule {
   onlyWhere?: string;
 }
 
+/** The audit rule's extra condition: a row without usage, or one whose usage is past usage retention and rolled up. */
+function usageRowExpired(usageRetentionMs: number): string {
+  if (usageRetentionMs <= 0) return 'usage_kind IS NULL';
+  return `(usage_kind IS NULL OR (at < now() - (${Math.trunc(usageRetentionMs)}::bigint * interval '1 millisecond')
+    AND seq <= (SELECT last_audit_seq FROM ${S}.usage_rollup_cursor WHERE id = 1)))`;
+}
+
 /**
  * Every retention rule, in one list. A new kind of evidence (usage rows, a
  * later issue) adds one entry here and one setting in node/config.ts.
  */
 export function retentionRules(s: RetentionSettings): RetentionRule[] {
   return [
-    { name: 'audit', sweeper: 'ObservabilityDrainAudit', table: 'audit', key: ['seq'], tsColumn: 'at', retentionMs: s.auditRetentionMs },
+    {
+      name: 'audit', sweeper: 'ObservabilityDrainAudit', table: 'audit', key: ['seq'], tsColumn: 'at', retentionMs: s.auditRetentionMs,
+      // An audit row that carries usage is also a usage event (docs/usage.md): it stays as long as
+      // usage events do, and until BillingDrainRollup has added it into usage_rollups.
+      onlyWhere: usageRowExpired(s.usageEventRetentionMs ?? USAGE_EVENT_RETENTION_DEFAULT_MS),
+    },
     {
       name: 'events', sweeper: 'StagingTtlSweeper', table: 'events', key: ['seq'], tsColumn: 'occurred_at', retentionMs: s.eventRetentionMs,
       // The webhook router reads `events` after its cursor: an event it has not passed stays,

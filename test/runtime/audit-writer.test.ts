@@ -1,11 +1,12 @@
 /**
  * The audit write path (ADR 0003, docs/performance.md): BufferedAuditWriter
- * writes a flush as unnest() INSERTs of twelve array parameters, in
+ * writes a flush as unnest() INSERTs of sixteen array parameters, in
  * statements of at most 100 rows on PGlite (one connection in the Node
  * thread: the event loop turns between two of them, so a request waits
  * behind at most one) and 500 on PostgreSQL, and
  * values of any shape (quotes, braces, backslashes, NULL ids) survive the
- * array encoding on both backends.
+ * array encoding on both backends, as do the request's time and the usage
+ * the row carries.
  */
 import { after, before, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -18,7 +19,8 @@ import { createTestDatabase, forEachBackend, type Backend } from '../support/ser
 
 const silent: Logger = { info: () => {}, warn: () => {}, error: () => {}, child: () => silent };
 /** The decision-record part of a row that carries none. */
-const PLAIN = { stage: 6, evaluatedFilter: null, fieldMasks: [], details: null } as const;
+const AT = Date.parse('2026-11-26T10:11:12.345Z');
+const PLAIN = { at: AT, stage: 6, evaluatedFilter: null, fieldMasks: [], details: null, usage: null } as const;
 
 /**
  * The client, with a record of each audit INSERT's parameter count and rows,
@@ -62,7 +64,7 @@ forEachBackend('audit writer', (backend: Backend) => {
     await drop?.();
   });
 
-  it('writes a 500-row flush in bounded statements of twelve array parameters', async () => {
+  it('writes a 500-row flush in bounded statements of sixteen array parameters', async () => {
     const r = recording(db);
     const w = new BufferedAuditWriter(r.db, silent);
     const tag = randomUUID();
@@ -72,7 +74,7 @@ forEachBackend('audit writer', (backend: Backend) => {
     await w.flush();
     r.stop();
     const perStatement = backend === 'pglite' ? 100 : 500;
-    assert.deepEqual(r.inserts, Array.from({ length: 500 / perStatement }, () => ({ params: 12, rows: perStatement })));
+    assert.deepEqual(r.inserts, Array.from({ length: 500 / perStatement }, () => ({ params: 16, rows: perStatement })));
     for (let i = 1; i < r.turnsAtInsert.length; i++) {
       assert.ok(r.turnsAtInsert[i]! > r.turnsAtInsert[i - 1]!, `the event loop turns between statements ${i - 1} and ${i}`);
     }
@@ -86,7 +88,7 @@ forEachBackend('audit writer', (backend: Backend) => {
     const rows: AuditRow[] = [
       { correlationId: `q-${tenant}`, tenantId: tenant, projectId: null, actor: `user:"quoted", {braced}`, operationId: 'Entity.A\\B.Get', decision: 'Deny', reasonCode: 'NULL', status: 403, ...PLAIN, stage: 4, details: { missingGrants: ['entity:A:read'], bindingId: 'rest:Entity.A.Read' } },
       { correlationId: `u-${tenant}`, tenantId: null, projectId: tenant, actor: "it's ünïcødé 🙂", operationId: '', decision: 'Error', reasonCode: 'a,b', status: 500, ...PLAIN },
-      { correlationId: `m-${tenant}`, tenantId: null, projectId: tenant, actor: 'user:x', operationId: 'Entity.A.List', decision: 'Mask', reasonCode: 'Access.Allowed', status: 200, stage: 6, evaluatedFilter: { and: [{ owner: { eq: "o'\\\"{x}" } }, { n: { in: [1, null] } }] }, fieldMasks: ['secret', 'a,b'], details: null },
+      { correlationId: `m-${tenant}`, tenantId: null, projectId: tenant, actor: 'user:x', operationId: 'Entity.A.List', decision: 'Mask', reasonCode: 'Access.Allowed', status: 200, ...PLAIN, evaluatedFilter: { and: [{ owner: { eq: "o'\\\"{x}" } }, { n: { in: [1, null] } }] }, fieldMasks: ['secret', 'a,b'] },
     ];
     for (const row of rows) w.record(row);
     await w.flush();
@@ -95,7 +97,7 @@ forEachBackend('audit writer', (backend: Backend) => {
          stage, evaluated_filter AS "evaluatedFilter", field_masks AS "fieldMasks", details
        FROM plinth.audit WHERE correlation_id = ANY($1::text[]) ORDER BY seq`, [rows.map((x) => x.correlationId)],
     );
-    const expected = rows.map((x) => ({ ...x, details: x.details ?? {} }));
+    const expected = rows.map(({ at: _at, usage: _usage, ...x }) => ({ ...x, details: x.details ?? {} }));
     assert.deepEqual(got.rows.map((x) => ({ ...x, status: Number(x.status), stage: Number(x.stage) })), expected);
   });
 
@@ -110,5 +112,23 @@ forEachBackend('audit writer', (backend: Backend) => {
     await w.flush();
     const got = await db.query<{ c: string; f: unknown }>(`SELECT correlation_id AS c, evaluated_filter AS f FROM plinth.audit WHERE correlation_id LIKE $1 ORDER BY seq`, [`%-${tag}`]);
     assert.deepEqual(got.rows, [{ c: `bad-${tag}`, f: null }, { c: `cyc-${tag}`, f: null }, { c: `ok-${tag}`, f: { n: 1 } }]);
+  });
+
+  it("keeps the request's time and the usage the row carries", async () => {
+    const w = new BufferedAuditWriter(db, silent);
+    const tag = randomUUID();
+    const base = { tenantId: null, projectId: null, actor: 'a', operationId: 'Entity.Order.List', decision: 'Allow', reasonCode: 'Access.Allowed', status: 200 } as const;
+    w.record({ ...base, ...PLAIN, correlationId: `r-${tag}`, usage: { kind: 'read.monthly', quantity: 1, dimensions: { entity: 'Order', protocol: 'grpc' } } });
+    w.record({ ...base, ...PLAIN, correlationId: `w-${tag}`, at: AT + 7, usage: { kind: 'write.monthly', quantity: 1000 } });
+    w.record({ ...base, ...PLAIN, correlationId: `n-${tag}` });
+    await w.flush();
+    const got = await db.query<{ c: string; at: Date; k: string | null; q: string | null; d: unknown }>(
+      `SELECT correlation_id AS c, at, usage_kind AS k, usage_quantity::text AS q, usage_dimensions AS d FROM plinth.audit WHERE correlation_id LIKE $1 ORDER BY seq`, [`%-${tag}`],
+    );
+    assert.deepEqual(got.rows.map((r) => ({ ...r, at: new Date(r.at).getTime() })), [
+      { c: `r-${tag}`, at: AT, k: 'read.monthly', q: '1', d: { entity: 'Order', protocol: 'grpc' } },
+      { c: `w-${tag}`, at: AT + 7, k: 'write.monthly', q: '1000', d: null },
+      { c: `n-${tag}`, at: AT, k: null, q: null, d: null },
+    ]);
   });
 });

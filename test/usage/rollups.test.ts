@@ -57,6 +57,7 @@ forEachBackend('usage rollups', (backend: Backend) => {
 
   const db = () => server.node.services.db;
   const events = async (): Promise<Json[]> => {
+    await server.node.services.audit.flush();
     await server.node.services.usage!.flush();
     const r = await admin.get(`/api/Usage/${projectId}/events?pageSize=200`);
     expectStatus(r, 200);
@@ -171,7 +172,7 @@ forEachBackend('usage rollups', (backend: Backend) => {
     const evs = await events();
     const first = await server.node.usageRollup.rollUpNow();
     assert.ok(first.rolled >= evs.length, `rolled ${first.rolled} of ${evs.length}`);
-    const unrolled = await db().query<{ n: string }>(`SELECT count(*)::text AS n FROM plinth.usage_events WHERE project_id = $1 AND id > (SELECT last_id FROM plinth.usage_rollup_cursor)`, [projectId]);
+    const unrolled = await db().query<{ n: string }>(`SELECT count(*)::text AS n FROM plinth.usage_ledger l, plinth.usage_rollup_cursor m WHERE m.id = 1 AND l.project_id = $1 AND ((l.src = 'e' AND l.id > m.last_id) OR (l.src = 'a' AND l.id > m.last_audit_seq))`, [projectId]);
     assert.equal(Number(unrolled.rows[0]!.n), 0);
     await assertRollupsEqualEvents();
     // Idempotent: a second run finds nothing and the totals do not move.
@@ -241,5 +242,28 @@ forEachBackend('usage rollups', (backend: Backend) => {
     await server.node.retention.sweepNow();
     assert.equal(await count('old-pending'), 0);
     assert.deepEqual(await rollups('calendar-month', '&kind=read.monthly'), before);
+  });
+
+  it('keeps an audit row that carries usage as long as usage events are kept, and until rolled up', async () => {
+    const insert = (correlationId: string, days: number, usage: boolean) => db().query(
+      `INSERT INTO plinth.audit (at, correlation_id, tenant_id, project_id, actor, operation_id, decision, reason_code, status, usage_kind, usage_quantity)
+       VALUES (now() - ($3::int * interval '1 day'), $1, $2, $4, 'admin', 'Entity.Doc.List', 'Allow', 'Access.Allowed', 200, $5, $6)`,
+      [correlationId, tenantId, days, projectId, usage ? 'read.monthly' : null, usage ? 5 : null],
+    );
+    const present = async (c: string): Promise<boolean> =>
+      (await db().query(`SELECT 1 FROM plinth.audit WHERE correlation_id = $1`, [c])).rows.length === 1;
+    const tag = randomUUID();
+    await insert(`${tag}-plain-40d`, 40, false); // past audit retention (30 days): goes
+    await insert(`${tag}-usage-40d`, 40, true); // a usage event younger than usage retention (90 days): stays
+    await insert(`${tag}-usage-120d`, 120, true); // past both, but after the rollup's mark: stays until rolled up
+    await server.node.retention.sweepNow();
+    assert.deepEqual(await Promise.all(['plain-40d', 'usage-40d', 'usage-120d'].map((n) => present(`${tag}-${n}`))), [false, true, true]);
+    await server.node.usageRollup.rollUpNow();
+    await server.node.retention.sweepNow();
+    assert.deepEqual(await Promise.all(['usage-40d', 'usage-120d'].map((n) => present(`${tag}-${n}`))), [true, false]);
+    // Its units stay in the rollup of its month.
+    const month = new Date(Date.now() - 120 * 86_400_000);
+    const key = `read.monthly|${new Date(Date.UTC(month.getUTCFullYear(), month.getUTCMonth(), 1)).toISOString()}`;
+    assert.ok(((await rollups('calendar-month', '&kind=read.monthly')).get(key) ?? 0) >= 5, key);
   });
 });

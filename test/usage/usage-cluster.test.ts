@@ -49,12 +49,12 @@ describe('usage metering in cluster mode', { skip: !ready && !mustRun ? 'needs n
       expectStatus(await c.get('/api/docs'), 200);
     }
     expectStatus(await onB.post('/api/docs/batch', { items: [{ title: 'x' }, { title: 'y' }, { title: 'z' }] }), 201);
-    await Promise.all(nodes.map((n) => n.node.services.usage!.flush()));
+    await Promise.all(nodes.flatMap((n) => [n.node.services.audit.flush(), n.node.services.usage!.flush()]));
 
     // Every event is rolled up by the operator's own ticks, without being asked.
     const deadline = Date.now() + 15_000;
     for (;;) {
-      const n = Number((await a.node.services.db.query<{ n: string }>(`SELECT count(*)::text AS n FROM plinth.usage_events WHERE project_id = $1 AND id > (SELECT last_id FROM plinth.usage_rollup_cursor)`, [p.projectId])).rows[0]!.n);
+      const n = Number((await a.node.services.db.query<{ n: string }>(`SELECT count(*)::text AS n FROM plinth.usage_ledger l, plinth.usage_rollup_cursor m WHERE m.id = 1 AND l.project_id = $1 AND ((l.src = 'e' AND l.id > m.last_id) OR (l.src = 'a' AND l.id > m.last_audit_seq))`, [p.projectId])).rows[0]!.n);
       if (n === 0) break;
       if (Date.now() > deadline) assert.fail(`${n} events still not rolled up`);
       await new Promise((r) => setTimeout(r, 100));

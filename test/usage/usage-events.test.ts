@@ -25,7 +25,10 @@ forEachBackend('usage events', (backend: Backend) => {
   /** Correlation ids of requests that must meter nothing. */
   const nothing: string[] = [];
 
-  const flush = (): Promise<void> => server.node.services.usage!.flush();
+  const flush = async (): Promise<void> => {
+    await server.node.services.audit.flush();
+    await server.node.services.usage!.flush();
+  };
   const allEvents = async (query = ''): Promise<Json[]> => {
     const out: Json[] = [];
     let cursor: string | undefined;
@@ -171,6 +174,67 @@ forEachBackend('usage events', (backend: Backend) => {
     assert.equal(new Set(paged.map((e) => e.id)).size, paged.length);
   });
 
+  it('one evidence row per request: the audit row carries the usage, usage_events none of it', async () => {
+    await flush();
+    const db = server.node.services.db;
+    for (const [correlationId, want] of expected) {
+      const audit = await db.query<{ k: string | null; q: string | null; d: Record<string, string> | null }>(
+        'SELECT usage_kind AS k, usage_quantity::text AS q, usage_dimensions AS d FROM plinth.audit WHERE correlation_id = $1', [correlationId],
+      );
+      assert.equal(audit.rows.length, 1, want.operationId);
+      assert.deepEqual({ ...audit.rows[0] }, { k: want.kind, q: String(want.quantity), d: { entity: want.operationId.split('.')[1]! } }, want.operationId);
+      const separate = await db.query<{ n: string }>('SELECT count(*)::text AS n FROM plinth.usage_events WHERE correlation_id = $1', [correlationId]);
+      assert.equal(separate.rows[0]!.n, '0', want.operationId);
+    }
+    for (const correlationId of nothing) {
+      const audit = await db.query<{ k: string | null }>('SELECT usage_kind AS k FROM plinth.audit WHERE correlation_id = $1', [correlationId]);
+      assert.ok(audit.rows.every((r) => r.k === null), `a refused or unmetered request carries no usage: ${correlationId}`);
+    }
+  });
+
+  it('pages across both sources (audit rows and usage_events), ties on one instant included', async () => {
+    await flush();
+    const db = server.node.services.db;
+    const before = await allEvents();
+    const tie = before[2]!.at as string;
+    // Usage no request carries (a webhook delivery) lives in usage_events: two at an audit-borne event's instant, one later.
+    const tag = randomUUID();
+    const p = await db.query<{ tenant_id: string }>('SELECT tenant_id FROM plinth.projects WHERE id = $1', [projectId]);
+    for (const [i, at] of [tie, tie, new Date(Date.parse(before[before.length - 1]!.at as string) + 1).toISOString()].entries()) {
+      await db.query(
+        `INSERT INTO plinth.usage_events (tenant_id, project_id, kind, quantity, at, operation_id, correlation_id) VALUES ($1, $2, 'webhook.deliveries.monthly', 1, $3, 'Webhook.Delivery', $4)`,
+        [p.rows[0]!.tenant_id, projectId, at, `${tag}-${i}`],
+      );
+    }
+    try {
+      const all = await allEvents();
+      assert.equal(all.length, before.length + 3);
+      // The order is (at, source, id): audit-borne events (`a…`) before usage_events (`e…`) on one instant.
+      const key = (e: Json): [number, string, bigint] => [Date.parse(e.at as string), (e.id as string)[0]!, BigInt((e.id as string).slice(1))];
+      for (let i = 1; i < all.length; i++) {
+        const [a, b] = [key(all[i - 1]!), key(all[i]!)];
+        assert.ok(a[0] < b[0] || (a[0] === b[0] && (a[1] < b[1] || (a[1] === b[1] && a[2] < b[2]))), `events ${i - 1} and ${i} out of order`);
+      }
+      assert.deepEqual(all.filter((e) => e.at === tie).map((e) => (e.id as string)[0]).slice(-2), ['e', 'e']);
+      for (const size of [1, 2, 5]) {
+        const paged: Json[] = [];
+        let cursor: string | undefined;
+        do {
+          const r = await admin.get(`${eventsPath}?pageSize=${size}${cursor === undefined ? '' : `&cursor=${cursor}`}`);
+          expectStatus(r, 200);
+          paged.push(...(r.body.data as Json[]));
+          cursor = r.body.page?.next;
+        } while (cursor !== undefined);
+        assert.deepEqual(paged.map((e) => e.id), all.map((e) => e.id), `pageSize=${size}`);
+      }
+      // A kind no audit row carries is read from usage_events alone.
+      const hooks = await allEvents('&kind=webhook.deliveries.monthly');
+      assert.equal(hooks.length, 3);
+    } finally {
+      await db.query('DELETE FROM plinth.usage_events WHERE correlation_id LIKE $1', [`${tag}-%`]);
+    }
+  });
+
   it('another project sees none of these events', async () => {
     const other = await bootstrapProject(server.url, server.adminToken, `o${randomUUID().slice(0, 8)}`);
     const r = await other.client.get(`/api/Usage/${other.projectId}/events`);
@@ -192,6 +256,10 @@ forEachBackend('usage events', (backend: Backend) => {
     expectError(await admin.get(`${eventsPath}?cursor=garbage`), 422, 'VALIDATION_FAILED', 'Query.InvalidCursor', 'cursor');
     const forged = Buffer.from('2024-01-01T00:00:00.000Z|99999999999999999999').toString('base64url');
     expectError(await admin.get(`${eventsPath}?cursor=${forged}`), 422, 'VALIDATION_FAILED', 'Query.InvalidCursor', 'cursor');
+    for (const pos of ['a99999999999999999999', 'x12', 'a', 'e-1', 'a1|e2']) {
+      const bad = Buffer.from(`2024-01-01T00:00:00.000Z|${pos}`).toString('base64url');
+      expectError(await admin.get(`${eventsPath}?cursor=${bad}`), 422, 'VALIDATION_FAILED', 'Query.InvalidCursor', 'cursor');
+    }
     expectError(await admin.get(`${eventsPath}?pageSize=0`), 422, 'VALIDATION_FAILED', 'Query.InvalidPageSize', 'pageSize');
     expectError(await admin.get(`/api/Usage/${randomUUID()}/events`), 404, 'NOT_FOUND', 'Project.NotFound');
     expectError(await admin.get('/api/Usage/not-a-project/events'), 404, 'NOT_FOUND', 'Project.NotFound');

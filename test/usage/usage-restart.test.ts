@@ -25,6 +25,7 @@ forEachBackend('usage across a restart', (backend: Backend) => {
       await defineEntity(p.client, { entityName: 'Doc', fields: [{ name: 'title', type: 'String', nullable: false }] });
       expectStatus(await p.client.post('/api/docs/batch', { items: [{ title: 'a' }, { title: 'b' }] }), 201);
       expectStatus(await p.client.get('/api/docs'), 200);
+      await first.node.services.audit.flush();
       await first.node.services.usage!.flush();
       assert.equal((await first.node.usageRollup.rollUpNow()).rolled, 2);
       expectStatus(await p.client.post('/api/docs', { title: 'c' }), 201);

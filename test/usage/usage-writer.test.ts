@@ -3,7 +3,9 @@
  * unnest() INSERTs in statements of at most 100 rows on PGlite and 500 on
  * PostgreSQL, keeps dimensions and quantities intact, keeps a batch across a
  * lost connection and writes it on the next flush, and a quota's window sum
- * (usageSince) counts what was written.
+ * (usageSince) counts what was written. Usage carried by audit rows (platform
+ * migration 18) is summed and rolled up with the events, each source from
+ * its own index, and the rollup's audit mark passes rows without usage.
  */
 import { after, before, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -11,6 +13,8 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from '../../runtime/log.js';
 import type { UsageEvent } from '../../runtime/services.js';
 import { BufferedUsageWriter } from '../../runtime/usage/usage-writer.js';
+import { BufferedAuditWriter } from '../../runtime/pipeline/audit-writer.js';
+import { rollUpUsage } from '../../runtime/usage/rollup.js';
 import { usageInWindow, usageSince } from '../../runtime/usage/usage-store.js';
 import { nextWindowStart, windowStart } from '../../runtime/usage/windows.js';
 import { migratePlatform, PgClient, PgliteClient, type SqlClient } from '../../storage/index.js';
@@ -126,5 +130,52 @@ forEachBackend('usage writer', (backend: Backend) => {
       )).rows.map((r) => Object.values(r)[0]).join('\n');
     });
     assert.match(plan, /usage_events_project_kind_at_idx/, plan);
+  });
+
+  it('serves the window sum of both sources from their indexes', async () => {
+    if (backend !== 'postgres') return;
+    const plan = await db.transaction(async (tx) => {
+      await tx.query('SET LOCAL enable_seqscan = off');
+      return (await tx.query<Record<string, string>>(
+        `EXPLAIN (COSTS OFF) SELECT COALESCE(sum(quantity), 0) FROM plinth.usage_ledger WHERE project_id = $1 AND kind = $2 AND at >= $3::timestamptz`,
+        [randomUUID(), 'read.monthly', new Date().toISOString()],
+      )).rows.map((r) => Object.values(r)[0]).join('\n');
+    });
+    assert.match(plan, /usage_events_project_kind_at_idx/, plan);
+    assert.match(plan, /audit_usage_idx/, plan);
+  });
+
+  it('sums and rolls up usage carried by audit rows; the audit mark passes rows without usage', async () => {
+    const project = randomUUID();
+    const audit = new BufferedAuditWriter(db, silent);
+    const at = Date.now();
+    for (let i = 0; i < 30; i++) {
+      audit.record({
+        at, correlationId: `r-${project}-${i}`, tenantId: null, projectId: project, actor: 'a', operationId: 'Entity.Doc.List', decision: 'Allow',
+        reasonCode: 'Access.Allowed', status: 200, stage: 6, evaluatedFilter: null, fieldMasks: [], details: null,
+        usage: i % 5 === 0 ? { kind: 'read.monthly', quantity: 2, dimensions: { entity: 'Doc' } } : null,
+      });
+    }
+    await audit.flush();
+    const w = new BufferedUsageWriter(db, silent);
+    for (let i = 0; i < 3; i++) w.record(event(project, 100 + i, { dimensions: { entity: 'Doc' } }));
+    await w.flush();
+    assert.equal(await usageSince(db, project, 'read.monthly', new Date(at - 1000)), 6 * 2 + 3);
+    assert.equal(await usageSince(db, project, 'read.monthly', new Date(at - 1000), { entity: 'Doc' }), 15);
+    // Batches of 2 events and windows of 8 audit rows: several batches, each bounded.
+    const run = await rollUpUsage(db, { batchRows: 2, pauseMs: 0, budgetMs: 60_000 });
+    assert.ok(run.batches >= 4, `batches: ${run.batches}`);
+    const total = await db.query<{ q: string }>(
+      `SELECT sum(quantity)::text AS q FROM plinth.usage_rollups WHERE project_id = $1 AND time_window = 'calendar-month' AND kind = 'read.monthly'`, [project],
+    );
+    assert.equal(total.rows[0]!.q, '15');
+    const marks = await db.query<{ a: string; e: string; maxa: string; maxe: string }>(
+      `SELECT last_audit_seq::text AS a, last_id::text AS e, (SELECT max(seq) FROM plinth.audit)::text AS maxa, (SELECT max(id) FROM plinth.usage_events)::text AS maxe
+       FROM plinth.usage_rollup_cursor WHERE id = 1`,
+    );
+    assert.equal(marks.rows[0]!.a, marks.rows[0]!.maxa, 'the audit mark is past every audit row, with usage or not');
+    assert.equal(marks.rows[0]!.e, marks.rows[0]!.maxe);
+    const again = await rollUpUsage(db, { batchRows: 2, pauseMs: 0, budgetMs: 60_000 });
+    assert.deepEqual([again.rolled, again.batches], [0, 1]);
   });
 });

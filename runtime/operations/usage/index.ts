@@ -1,6 +1,6 @@
 import { readProject } from '../../control/project-store.js';
 import { notFound, validationFailed } from '../../errors/service-error.js';
-import { listUsageEvents, readRollups } from '../../usage/usage-store.js';
+import { listUsageEvents, readRollups, type UsagePosition } from '../../usage/usage-store.js';
 import { isUsageWindow, type UsageWindow } from '../../usage/windows.js';
 import { list } from '../envelopes.js';
 import { logPageSize } from '../log-paging.js';
@@ -26,18 +26,22 @@ function matching(ctx: OperationContext, name: string, pattern: RegExp, reason: 
   return v;
 }
 
-/** Cursors are base64url of `<at ISO>|<id>`, the last event of the page: opaque to clients, checked strictly here. */
-const encodeCursor = (at: string, id: string): string => Buffer.from(`${at}|${id}`).toString('base64url');
+/**
+ * Cursors are base64url of `<at ISO>|<source><id>` (source `a` or `e`, usage-store.ts), the
+ * position of the last event of the page: opaque to clients, checked strictly here.
+ */
+const encodeCursor = (p: UsagePosition): string => Buffer.from(`${p.at}|${p.src}${p.id}`).toString('base64url');
 
-function decodeCursor(text: string | undefined): { at: string; id: string } | null {
+function decodeCursor(text: string | undefined): UsagePosition | null {
   if (text === undefined || text === '') return null;
   const bad = (): never => {
     throw validationFailed('Query.InvalidCursor', 'cursor is malformed', 'cursor');
   };
-  const [at, id, rest] = Buffer.from(text, 'base64url').toString('utf8').split('|');
-  if (rest !== undefined || at === undefined || id === undefined || !/^\d{1,19}$/.test(id) || BigInt(id) > MAX_BIGINT) return bad();
+  const [at, pos, rest] = Buffer.from(text, 'base64url').toString('utf8').split('|');
+  const m = pos === undefined ? null : /^([ae])(\d{1,19})$/.exec(pos);
+  if (rest !== undefined || at === undefined || m === null || BigInt(m[2]!) > MAX_BIGINT) return bad();
   if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/.test(at) || Number.isNaN(Date.parse(at))) return bad();
-  return { at, id };
+  return { at, src: m[1] as UsagePosition['src'], id: m[2]! };
 }
 
 /** The project a usage route reads: the path's `{projectId}` (admin, no scope headers) or the scope headers' project. */
@@ -61,7 +65,7 @@ const listEvents = async (ctx: OperationContext) => {
   const projectId = await projectOf(ctx);
   const res = await listUsageEvents(ctx.services.db, projectId, { ...filters, after, pageSize });
   const last = res.rows[res.rows.length - 1];
-  return list(ctx, res.rows, { number: 1, size: pageSize, ...(res.more && last !== undefined ? { next: encodeCursor(last.at, last.id) } : {}) });
+  return list(ctx, res.rows.map((r) => r.event), { number: 1, size: pageSize, ...(res.more && last !== undefined ? { next: encodeCursor(last.position) } : {}) });
 };
 
 const listRollups = async (ctx: OperationContext) => {
