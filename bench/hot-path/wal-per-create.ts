@@ -15,10 +15,10 @@
  *   node dist/bench/hot-path/wal-per-create.js            # every variant, twice, alternating
  *   BENCH_CREATES=6000 BENCH_VARIANTS=before,after BENCH_BY_RECORD=1 node dist/bench/hot-path/wal-per-create.js
  */
-import { readFileSync } from 'node:fs';
 import { randomBytes, randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { migratePlatform, PgClient } from '../../storage/index.js';
+import { cpuMs, walByRelation } from './db-cost.js';
 
 type Variant = 'bare' | 'before' | 'prepared' | 'after';
 const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -45,22 +45,6 @@ const MOVE_AFTER = `WITH moved AS (DELETE FROM plinth.outbox WHERE seq IN (SELEC
   projected AS (${PROJECT_MOVED} RETURNING 1) SELECT (SELECT count(*) FROM moved)::int AS n`;
 const AUDIT = `INSERT INTO plinth.audit (correlation_id, tenant_id, project_id, actor, operation_id, decision, reason_code, status)
   SELECT * FROM unnest($1::text[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::text[], $7::text[], $8::int[])`;
-
-/** CPU ticks (user + system) of the given processes, in ms (USER_HZ = 100). */
-function cpuMs(pids: number[]): number {
-  let ticks = 0;
-  for (const pid of pids) {
-    let stat: string;
-    try {
-      stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    } catch {
-      continue; // a backend of the previous variant that was still exiting when listed
-    }
-    const fields = stat.split(') ')[1]!.split(' ');
-    ticks += Number(fields[11]) + Number(fields[12]);
-  }
-  return ticks * 10;
-}
 
 async function setUp(url: string, variant: Variant): Promise<void> {
   const c = new pg.Client({ connectionString: url });
@@ -131,27 +115,7 @@ async function run(url: string, dbName: string, variant: Variant): Promise<void>
   await (flushing = flushing.then(flushAudit));
   const cpu1 = cpuMs(pids);
   const lsn1 = (await admin.query<{ l: string }>('SELECT pg_current_wal_insert_lsn()::text AS l')).rows[0]!.l;
-  // pg_walinspect reads only flushed WAL; the WAL writer flushes within wal_writer_delay.
-  while (!(await admin.query<{ ok: boolean }>('SELECT pg_current_wal_flush_lsn() >= $1::pg_lsn AS ok', [lsn1])).rows[0]!.ok) await new Promise((r) => setTimeout(r, 50));
-  const oid = String((await admin.query<{ oid: number }>('SELECT oid FROM pg_database WHERE datname = $1', [dbName])).rows[0]!.oid);
-  const names = new Map((await admin.query<{ f: string; r: string }>(
-    `SELECT pg_relation_filenode(c.oid)::text AS f, n.nspname || '.' || c.relname AS r FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname IN ('plinth', 'app')`,
-  )).rows.map((r) => [r.f, r.r]));
-  const recs = (await admin.query<{ rm: string; rt: string; len: string; block_ref: string | null }>(
-    'SELECT resource_manager AS rm, record_type AS rt, record_length AS len, block_ref FROM pg_get_wal_records_info($1, $2)', [lsn0, lsn1],
-  )).rows;
-  const by = new Map<string, { n: number; bytes: number }>();
-  let total = 0;
-  for (const r of recs) {
-    const m = /rel \d+\/(\d+)\/(\d+)/.exec(r.block_ref ?? '');
-    if (m === null || m[1] !== oid) continue; // other databases' traffic (the machine is shared)
-    const key = `${names.get(m[2]!) ?? `rel ${m[2]}`}${BY_RECORD ? ` ${r.rm}/${r.rt}` : ''}`;
-    const e = by.get(key) ?? { n: 0, bytes: 0 };
-    e.n++;
-    e.bytes += Number(r.len);
-    by.set(key, e);
-    total += Number(r.len);
-  }
+  const { by, total } = await walByRelation(admin, dbName, lsn0, lsn1, BY_RECORD, ['plinth', 'app']);
   console.log(`${variant.padEnd(8)}: WAL ${Math.round(total / CREATES)} B/create (relation records; commit records excluded), backend CPU ${Math.round((cpu1 - cpu0) * 1000 / CREATES)} µs/create; ${CREATES} creates in ${ms} ms`);
   for (const [k, e] of [...by].sort((a, b) => b[1].bytes - a[1].bytes)) {
     console.log(`    ${k.padEnd(56)} ${(e.n / CREATES).toFixed(2)} records, ${Math.round(e.bytes / CREATES)} B`);

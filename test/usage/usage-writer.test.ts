@@ -119,28 +119,24 @@ forEachBackend('usage writer', (backend: Backend) => {
     assert.equal(windowStart('day', new Date('2026-02-28T23:30:00Z')).toISOString(), '2026-02-28T00:00:00.000Z');
   });
 
+  /** The plan of a window sum over `table` (a test table is small enough that a sequential scan wins on cost: take it away to see which index serves it). */
+  const windowSumPlan = (table: string): Promise<string> => db.transaction(async (tx) => {
+    await tx.query('SET LOCAL enable_seqscan = off');
+    return (await tx.query<Record<string, string>>(
+      `EXPLAIN (COSTS OFF) SELECT COALESCE(sum(quantity), 0) FROM plinth.${table} WHERE project_id = $1 AND kind = $2 AND at >= $3::timestamptz`,
+      [randomUUID(), 'read.monthly', new Date().toISOString()],
+    )).rows.map((r) => Object.values(r)[0]).join('\n');
+  });
+
   it('serves the window sum from the (project_id, kind, at) index', async () => {
     if (backend !== 'postgres') return; // PGlite plans the same; PostgreSQL's EXPLAIN is the reference
-    // A test table is small enough that a sequential scan wins on cost; take it away to see which index serves it.
-    const plan = await db.transaction(async (tx) => {
-      await tx.query('SET LOCAL enable_seqscan = off');
-      return (await tx.query<Record<string, string>>(
-        `EXPLAIN (COSTS OFF) SELECT COALESCE(sum(quantity), 0) FROM plinth.usage_events WHERE project_id = $1 AND kind = $2 AND at >= $3::timestamptz`,
-        [randomUUID(), 'read.monthly', new Date().toISOString()],
-      )).rows.map((r) => Object.values(r)[0]).join('\n');
-    });
+    const plan = await windowSumPlan('usage_events');
     assert.match(plan, /usage_events_project_kind_at_idx/, plan);
   });
 
-  it('serves the window sum of both sources from their indexes', async () => {
+  it('serves the window sum of both sources (usage_ledger) from their indexes', async () => {
     if (backend !== 'postgres') return;
-    const plan = await db.transaction(async (tx) => {
-      await tx.query('SET LOCAL enable_seqscan = off');
-      return (await tx.query<Record<string, string>>(
-        `EXPLAIN (COSTS OFF) SELECT COALESCE(sum(quantity), 0) FROM plinth.usage_ledger WHERE project_id = $1 AND kind = $2 AND at >= $3::timestamptz`,
-        [randomUUID(), 'read.monthly', new Date().toISOString()],
-      )).rows.map((r) => Object.values(r)[0]).join('\n');
-    });
+    const plan = await windowSumPlan('usage_ledger');
     assert.match(plan, /usage_events_project_kind_at_idx/, plan);
     assert.match(plan, /audit_usage_idx/, plan);
   });
