@@ -20,7 +20,19 @@ export interface CursorState {
 
 const MAX_CURSOR_TEXT = 8 * 1024;
 
-const shapeHash = (shapeKey: string): string => createHash('sha256').update(shapeKey).digest('base64url').slice(0, 16);
+/** Hashes of recent shape keys: a list answers one cursor per page, and a client pages one filter and sort many times. */
+const shapeHashes = new Map<string, string>();
+const SHAPE_HASHES_MAX = 4096;
+
+function shapeHash(shapeKey: string): string {
+  let h = shapeHashes.get(shapeKey);
+  if (h === undefined) {
+    h = createHash('sha256').update(shapeKey).digest('base64url').slice(0, 16);
+    if (shapeHashes.size >= SHAPE_HASHES_MAX) shapeHashes.clear(); // bounded: a flood of distinct filters costs a rehash, not memory
+    shapeHashes.set(shapeKey, h);
+  }
+  return h;
+}
 
 export function encodeCursor(shapeKey: string, values: unknown[], page: number): string {
   return Buffer.from(JSON.stringify({ h: shapeHash(shapeKey), v: values, p: page })).toString('base64url');
