@@ -49,7 +49,8 @@ const wantsSse = (accept: string): boolean => accept.includes('text/event-stream
  * checked every time. The protected-resource metadata is public.
  */
 export function registerMcpEndpoint(app: TemplatedApp, services: Services, opts: RestOptions, inFlight: InFlight): void {
-  const sessions = new McpSessions();
+  // Every node of a cluster shares the admin credential, so every node derives the same session key.
+  const sessions = new McpSessions(services.adminTokenDigest);
   const maxResponseBytes = opts.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
 
   const guarded = (handler: (res: HttpResponse, reply: McpReply, head: McpHead) => void) => (res: HttpResponse, req: HttpRequest): void => {
@@ -158,7 +159,8 @@ export function registerMcpEndpoint(app: TemplatedApp, services: Services, opts:
       return sendRpcError(r, 400, id, INVALID_REQUEST, `unsupported MCP-Protocol-Version: ${head.protocolVersion.slice(0, 40)}`);
     }
     const session = isInit ? null : sessionOf(head);
-    if (session === 'unknown') return sendRpcError(r, 404, id, SESSION_NOT_FOUND, 'session not found: initialize again');
+    // The credential first: an unknown session with a bad bearer is 401, not 404.
+    if (session === 'unknown') return run(r, head, { request: null, session: null }, () => sessionNotFound(r, id), id);
     if (msg.kind !== 'request') {
       // Notifications and responses are accepted once the bearer is good: 202, no body.
       return run(r, head, { request: null, session }, () => send(r, 202, {}, null), null);
@@ -173,12 +175,14 @@ export function registerMcpEndpoint(app: TemplatedApp, services: Services, opts:
     }, id);
   };
 
+  const sessionNotFound = (r: McpReply, id: RpcId | null): void => sendRpcError(r, 404, id, SESSION_NOT_FOUND, 'session not found: initialize again');
+
   const del = guarded((_res, r, head) => {
     if (head.sessionId === '') return sendRpcError(r, 400, null, INVALID_REQUEST, 'Mcp-Session-Id header is required');
     const session = sessionOf(head);
-    if (session === null || session === 'unknown') return sendRpcError(r, 404, null, SESSION_NOT_FOUND, 'session not found');
-    run(r, head, { request: null, session }, () => {
-      sessions.delete(session.id);
+    run(r, head, { request: null, session: null }, () => {
+      if (session === null || session === 'unknown') return sessionNotFound(r, null);
+      sessions.end(session.id);
       send(r, 200, {}, null);
     }, null);
   });

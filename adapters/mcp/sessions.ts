@@ -1,65 +1,78 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { McpSessionState } from '../../runtime/mcp/context.js';
 
-/** Sessions kept at most per node; past it the least recently used one is dropped. */
-export const MAX_SESSIONS = 10_000;
-/** A session unused this long is gone (its next request answers 404 and the client initializes again). */
-export const SESSION_IDLE_MS = 30 * 60_000;
+/** How long a session id is valid after its `initialize`; then 404 and the client initializes again. */
+export const SESSION_TTL_MS = 24 * 60 * 60_000;
+/** Ended sessions this node remembers at most (DELETE); past it the oldest are forgotten (they still expire). */
+export const MAX_ENDED = 10_000;
 
-interface Entry {
-  state: McpSessionState;
-  /** `tenant/project` of the route that created it: a session is valid on that endpoint only. */
-  endpoint: string;
-  lastUsed: number;
+interface Payload {
+  /** protocol version */
+  v: string;
+  /** 1: the client declared `service.jsonContent` */
+  j: 0 | 1;
+  /** `tenant/project` of the route that opened it: valid on that endpoint only */
+  e: string;
+  /** expiry, ms since the epoch */
+  x: number;
+  /** random, so two sessions never share an id */
+  n: string;
 }
 
+const sign = (key: Buffer, payload: string): string => createHmac('sha256', key).update(payload).digest('base64url');
+
 /**
- * MCP sessions (`Mcp-Session-Id`) in this node's memory: what `initialize`
- * settled (protocol version, declared capabilities). A session holds no
- * authority (the bearer is checked on every request), so losing one costs
- * a client only a new `initialize`: in cluster mode a request routed to
- * another node answers 404 and the SDK client re-initializes (docs/mcp.md).
+ * MCP sessions (`Mcp-Session-Id`). A session carries what `initialize`
+ * settled (protocol version, the declared `service.jsonContent`) and no
+ * authority: the bearer is checked on every request. Its id is the
+ * session itself, signed with a key every node derives from the shared
+ * admin credential, so any node of a cluster accepts a session another
+ * node opened (a load balancer need not be sticky), and nothing is stored
+ * per session. DELETE ends a session on the node that receives it
+ * (docs/mcp.md: other nodes accept it until it expires, which grants
+ * nothing a bearer does not).
  */
 export class McpSessions {
-  /** Map order is recency order: a touched entry is re-inserted at the end. */
-  private readonly entries = new Map<string, Entry>();
+  private readonly key: Buffer;
+  /** Ended session ids → their expiry; Map order is insertion order, oldest first. */
+  private readonly ended = new Map<string, number>();
 
-  constructor(private readonly max = MAX_SESSIONS, private readonly idleMs = SESSION_IDLE_MS, private readonly now: () => number = Date.now) {}
+  constructor(secret: Buffer, private readonly ttlMs = SESSION_TTL_MS, private readonly now: () => number = Date.now) {
+    this.key = createHash('sha256').update('plinth mcp session\0').update(secret).digest();
+  }
 
   create(endpoint: string, protocolVersion: string, jsonContent: boolean): McpSessionState {
-    this.sweep();
-    while (this.entries.size >= this.max) this.entries.delete(this.entries.keys().next().value!);
-    const state: McpSessionState = { id: randomBytes(16).toString('hex'), protocolVersion, jsonContent };
-    this.entries.set(state.id, { state, endpoint, lastUsed: this.now() });
-    return state;
+    const payload: Payload = { v: protocolVersion, j: jsonContent ? 1 : 0, e: endpoint, x: this.now() + this.ttlMs, n: randomBytes(9).toString('base64url') };
+    const text = Buffer.from(JSON.stringify(payload)).toString('base64url');
+    return { id: `${text}.${sign(this.key, text)}`, protocolVersion, jsonContent };
   }
 
-  /** The live session `id` of `endpoint`, touched; null when unknown, expired or another endpoint's. */
+  /** The session `id` names on `endpoint`; null when forged, expired, ended here or another endpoint's. */
   get(id: string, endpoint: string): McpSessionState | null {
-    const e = this.entries.get(id);
-    if (e === undefined || e.endpoint !== endpoint) return null;
-    const t = this.now();
-    this.entries.delete(id);
-    if (t - e.lastUsed >= this.idleMs) return null;
-    e.lastUsed = t;
-    this.entries.set(id, e);
-    return e.state;
-  }
-
-  delete(id: string): void {
-    this.entries.delete(id);
-  }
-
-  get size(): number {
-    return this.entries.size;
-  }
-
-  /** Drops expired sessions from the old end (cheap: it stops at the first live one). */
-  private sweep(): void {
-    const t = this.now();
-    for (const [id, e] of this.entries) {
-      if (t - e.lastUsed < this.idleMs) break;
-      this.entries.delete(id);
+    if (id.length > 1024) return null;
+    const dot = id.indexOf('.');
+    if (dot <= 0) return null;
+    const text = id.slice(0, dot);
+    const given = Buffer.from(id.slice(dot + 1), 'base64url');
+    const expected = Buffer.from(sign(this.key, text), 'base64url');
+    if (given.length !== expected.length || !timingSafeEqual(given, expected)) return null;
+    let p: Payload;
+    try {
+      p = JSON.parse(Buffer.from(text, 'base64url').toString('utf8')) as Payload;
+    } catch {
+      return null;
     }
+    if (p.e !== endpoint || typeof p.x !== 'number' || p.x <= this.now() || this.ended.has(id)) return null;
+    return { id, protocolVersion: String(p.v), jsonContent: p.j === 1 };
+  }
+
+  /** Ends a session on this node. */
+  end(id: string, expiresAt = this.now() + this.ttlMs): void {
+    const t = this.now();
+    for (const [k, x] of this.ended) {
+      if (x > t && this.ended.size < MAX_ENDED) break;
+      this.ended.delete(k);
+    }
+    this.ended.set(id, expiresAt);
   }
 }

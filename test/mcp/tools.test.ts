@@ -50,7 +50,7 @@ forEachBackend('MCP tools', (backend: Backend) => {
       assert.deepEqual(client.getServerVersion(), { name: 'plinth', version: '0.1.0' });
       const caps = client.getServerCapabilities()!;
       for (const c of ['tools', 'resources', 'prompts', 'completions']) assert.ok(caps[c as keyof typeof caps] !== undefined, c);
-      assert.match(transport.sessionId ?? '', /^[0-9a-f]{32}$/);
+      assert.match(transport.sessionId ?? '', /^[\x21-\x7e]{16,1024}$/, 'visible ASCII (MCP: session ids)');
       assert.equal(transport.protocolVersion, '2025-11-25');
     } finally {
       await client.close();
@@ -248,6 +248,23 @@ forEachBackend('MCP tools', (backend: Backend) => {
     }
   });
 
+  it('a session opened on one node is good on another node of the same deployment', { skip: backend !== 'postgres' && 'needs a shared database' }, async () => {
+    const second = await startServer({ backend, reuse: { dataDir: server.dataDir, databaseUrl: server.databaseUrl }, env: { SERVICE_ADMIN_TOKEN: server.adminToken } });
+    try {
+      const { client, transport } = await connect(p.endpoint, server.adminToken);
+      try {
+        const onSecond = `${second.url}/mcp/${p.tenant}/${p.project}`;
+        const r = await rawPost(onSecond, { jsonrpc: '2.0', id: 1, method: 'tools/list' }, { authorization: `Bearer ${server.adminToken}`, 'mcp-session-id': transport.sessionId! });
+        assert.equal(r.status, 200, r.text);
+        assert.equal(r.body.result.tools.length, 10);
+      } finally {
+        await client.close();
+      }
+    } finally {
+      await second.stop();
+    }
+  });
+
   it('sessions: an unknown session is 404, DELETE ends one, GET is 405', async () => {
     const s = await rawSession(p.endpoint, server.adminToken);
     const auth = { authorization: `Bearer ${server.adminToken}` };
@@ -256,6 +273,13 @@ forEachBackend('MCP tools', (backend: Backend) => {
     const unknown = await rawPost(p.endpoint, { jsonrpc: '2.0', id: 1, method: 'tools/list' }, { ...auth, 'mcp-session-id': 'f'.repeat(32) });
     assert.equal(unknown.status, 404);
     assert.equal(unknown.body.error.code, -32001);
+    // A session id is signed: a tampered one, or one of another endpoint, names no session.
+    const tampered = s.sessionId.slice(0, -2) + (s.sessionId.endsWith('AA') ? 'BB' : 'AA');
+    assert.equal((await rawPost(p.endpoint, { jsonrpc: '2.0', id: 1, method: 'ping' }, { ...auth, 'mcp-session-id': tampered })).status, 404);
+    const other = await setupProject(server.url, server.adminToken);
+    assert.equal((await rawPost(other.endpoint, { jsonrpc: '2.0', id: 1, method: 'ping' }, { ...auth, 'mcp-session-id': s.sessionId })).status, 404);
+    // The credential is checked before the session.
+    assert.equal((await rawPost(p.endpoint, { jsonrpc: '2.0', id: 1, method: 'ping' }, { authorization: 'Bearer nope', 'mcp-session-id': 'f'.repeat(32) })).status, 401);
     const del = await fetch(p.endpoint, { method: 'DELETE', headers: { ...auth, 'mcp-session-id': s.sessionId } });
     assert.equal(del.status, 200);
     const gone = await s.call('tools/list');
