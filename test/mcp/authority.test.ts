@@ -145,6 +145,10 @@ forEachBackend('MCP authority', (backend: Backend) => {
     }
     assert.deepEqual(mcp.find((b: any) => b.exposureShape === 'McpResource').requiredGrantSet, ['entity:Order:read']);
     assert.deepEqual((await read()).entities.find((e: any) => e.entityName === 'Order').bindings, order.bindings, 'deterministic');
+    const surface = await p.admin.get('/api/Explainability/surface');
+    expectStatus(surface, 200);
+    // Five tools and a resource per entity (Customer, Order), and the prompt.
+    assert.equal(surface.body.data.surfaces.find((s: any) => s.surfaceName === 'mcp').bindingCount, 13);
     const { client } = await connect(p.endpoint, server.adminToken);
     try {
       const r = await client.callTool({ name: 'Order.list', arguments: {} });

@@ -88,6 +88,13 @@ forEachBackend('MCP tools', (backend: Backend) => {
     assert.equal(doc.authorization_servers.length, 1);
     assert.deepEqual(doc.scopes_supported, ['service:project:read', 'service:operation:invoke', 'service:agent:run', 'service:surface:install']);
     assert.deepEqual(doc.bearer_methods_supported, ['header']);
+    // RFC 9728's own form of the path gives the same document.
+    const rfc = await fetch(`${server.url}/.well-known/oauth-protected-resource/mcp/${p.tenant}/${p.project}`);
+    assert.deepEqual(await rfc.json(), doc);
+    // A valid credential on a route naming no project: the scope error as JSON-RPC, not a crash or a 5xx.
+    const unknown = await rawPost(`${server.url}/mcp/no-such-tenant/app`, init, { authorization: `Bearer ${server.adminToken}` });
+    assert.equal(unknown.status, 200);
+    assert.deepEqual([unknown.body.error.code, unknown.body.error.data.serviceCode, unknown.body.error.data.reasonCode], [-32000, 'NOT_FOUND', 'Scope.TenantNotFound']);
   });
 
   it('tools/list: five tools per entity with JSON Schemas; a read-only user sees only list and get', async () => {
