@@ -41,14 +41,15 @@ export function send(r: McpReply, status: number, headers: Record<string, string
   });
 }
 
-/** A JSON-RPC response: JSON, or one SSE event when that is all the client accepts. */
+/** A JSON-RPC response: JSON, or for a 200 one SSE event when that is all the client accepts. */
 export function sendMessage(r: McpReply, status: number, message: RpcResponse, headers: Record<string, string> = {}): void {
   let text = stringifyWithin(message, r.maxResponseBytes);
   if (text === null) {
     // The answer does not fit: its error instead (a write has been applied; the message says so).
     text = JSON.stringify(rpcError(message.id, serviceRpcError(responseTooLarge(r.maxResponseBytes, 'POST'), r.correlationId)));
   }
-  if (!r.sse) return send(r, status, headers, text);
+  // A refusal with its own HTTP status (401, 404, 413) is plain JSON whatever the client accepts.
+  if (!r.sse || status !== 200) return send(r, status, headers, text);
   send(r, status, { ...headers, 'Cache-Control': 'no-cache' }, `event: message\ndata: ${text}\n\n`, 'text/event-stream');
 }
 

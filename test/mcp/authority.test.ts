@@ -5,20 +5,10 @@
  */
 import { after, before, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { expectStatus } from '../support/expect.js';
 import { forEachBackend, startServer, type Backend, type TestServer } from '../support/server.js';
-import { apiKeyWith, connect, rawSession, setupProject, userWith, type Project } from './support.js';
+import { apiKeyWith, connect, rawSession, setupProject, userWith, type Project, mcpErrorOf } from './support.js';
 
-async function mcpErrorOf(p: Promise<unknown>): Promise<McpError> {
-  try {
-    await p;
-  } catch (err) {
-    assert.ok(err instanceof McpError, `expected an McpError, got ${String(err)}`);
-    return err;
-  }
-  assert.fail('expected the request to fail');
-}
 
 const ALL_ORDER = ['entity:Order:*', 'entity:Customer:*'];
 

@@ -5,19 +5,9 @@
  */
 import { after, before, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { forEachBackend, startServer, type Backend, type TestServer } from '../support/server.js';
-import { connect, setupProject, userWith, type Project } from './support.js';
+import { connect, setupProject, userWith, type Project, mcpErrorOf } from './support.js';
 
-async function mcpErrorOf(p: Promise<unknown>): Promise<McpError> {
-  try {
-    await p;
-  } catch (err) {
-    assert.ok(err instanceof McpError, `expected an McpError, got ${String(err)}`);
-    return err;
-  }
-  assert.fail('expected the request to fail');
-}
 
 forEachBackend('MCP resources and prompts', (backend: Backend) => {
   let server: TestServer;

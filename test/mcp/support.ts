@@ -1,7 +1,9 @@
 /** Shared setup of the MCP tests: the official SDK client on a real server, raw JSON-RPC over fetch, and a project. */
+import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { bootstrapProject, Client, defineEntity } from '../support/client.js';
 import { expectStatus } from '../support/expect.js';
 
@@ -110,4 +112,15 @@ export function withoutCorrelation(body: any): any {
   const copy = structuredClone(body);
   if (copy?.meta !== undefined) delete copy.meta.correlationId;
   return copy;
+}
+
+/** The error an SDK request rejected with, as McpError. */
+export async function mcpErrorOf(p: Promise<unknown>): Promise<McpError> {
+  try {
+    await p;
+  } catch (err) {
+    assert.ok(err instanceof McpError, `expected an McpError, got ${String(err)}`);
+    return err;
+  }
+  assert.fail('expected the request to fail');
 }

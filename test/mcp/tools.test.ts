@@ -6,24 +6,13 @@
  */
 import { after, before, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import * as z from 'zod/v4';
 import { defineEntity, type Client } from '../support/client.js';
 import { expectStatus } from '../support/expect.js';
 import { forEachBackend, startServer, type Backend, type TestServer } from '../support/server.js';
-import { connect, rawPost, rawSession, setupProject, userWith, withoutCorrelation, type Project } from './support.js';
+import { connect, rawPost, rawSession, setupProject, userWith, withoutCorrelation, type Project, mcpErrorOf } from './support.js';
 
-/** The error an SDK request rejected with, as McpError. */
-async function mcpErrorOf(p: Promise<unknown>): Promise<McpError> {
-  try {
-    await p;
-  } catch (err) {
-    assert.ok(err instanceof McpError, `expected an McpError, got ${String(err)}`);
-    return err;
-  }
-  assert.fail('expected the request to fail');
-}
 
 forEachBackend('MCP tools', (backend: Backend) => {
   let server: TestServer;
