@@ -113,7 +113,10 @@ export function registerMcpEndpoint(app: TemplatedApp, services: Services, opts:
 
   const post = guarded((res, r, head) => {
     const declared = Number(head.meta.contentLength);
-    if (head.meta.contentLength !== '' && (!Number.isFinite(declared) || declared > opts.maxBodyBytes)) return tooLarge(r);
+    if (head.meta.contentLength !== '' && (!Number.isFinite(declared) || declared > opts.maxBodyBytes)) {
+      r.closeConnection = true;
+      return tooLarge(r);
+    }
     inFlight.count++;
     let reading = true;
     res.onAborted(() => {

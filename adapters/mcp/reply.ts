@@ -17,6 +17,8 @@ export interface McpReply {
   /** The client accepts `text/event-stream` but not `application/json`: the answer is one SSE `message` event. */
   sse: boolean;
   maxResponseBytes: number;
+  /** Close the connection after the answer (a declared body over the limit is not read; as REST). */
+  closeConnection?: boolean;
 }
 
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -33,10 +35,10 @@ export function send(r: McpReply, status: number, headers: Record<string, string
       r.res.writeHeader('Access-Control-Expose-Headers', 'Mcp-Session-Id, X-Service-Correlation-Id, WWW-Authenticate');
     }
     for (const k in headers) r.res.writeHeader(k, headers[k]!);
-    if (body === null) r.res.endWithoutBody(0);
+    if (body === null) r.res.endWithoutBody(0, r.closeConnection === true);
     else {
       r.res.writeHeader('Content-Type', contentType);
-      r.res.end(body);
+      r.res.end(body, r.closeConnection === true);
     }
   });
 }
