@@ -103,7 +103,7 @@ export function registerMcpEndpoint(app: TemplatedApp, services: Services, opts:
     clientAddress: r.aborted ? null : Buffer.from(r.res.getRemoteAddressAsText()).toString(),
   });
 
-  const endpointKey = (head: McpHead): string => `${head.tenant}/${head.project}`;
+  const endpointKey = (head: McpHead): string => JSON.stringify([head.tenant, head.project]);
 
   /** The session a request names: null without the header (stateless use), 'unknown' when it names none of this endpoint's. */
   const sessionOf = (head: McpHead): McpSessionState | null | 'unknown' => {

@@ -11,7 +11,7 @@ interface Payload {
   v: string;
   /** 1: the client declared `service.jsonContent` */
   j: 0 | 1;
-  /** `tenant/project` of the route that opened it: valid on that endpoint only */
+  /** the route's tenant and project slugs that opened it: valid on that endpoint only */
   e: string;
   /** expiry, ms since the epoch */
   x: number;
