@@ -193,7 +193,7 @@ const tooLarge = (max: number): ServiceError =>
  * Collects the body, copying each chunk (uWS reuses the buffer); null once it
  * passes `max` bytes. A throw inside the uWS data callback goes to `failed`.
  */
-function readBody(res: HttpResponse, max: number, done: (bytes: Buffer | null) => void, failed: (err: unknown) => void): void {
+export function readBody(res: HttpResponse, max: number, done: (bytes: Buffer | null) => void, failed: (err: unknown) => void): void {
   const chunks: Buffer[] = [];
   let size = 0;
   let over = false;

@@ -3,6 +3,7 @@ import type { Services } from '../../runtime/services.js';
 import { restHandler, type InFlight, type RestOptions } from './handler.js';
 import { registerRealtimeWebSocket } from '../realtime/websocket.js';
 import { registerGraphQLWebSocket } from '../graphql/websocket.js';
+import { registerMcpEndpoint } from '../mcp/endpoint.js';
 import { SlowConsumerSweep } from '../realtime/slow-consumer-sweep.js';
 import { DEFAULT_MAX_BUFFERED_BYTES } from '../realtime/connection.js';
 
@@ -35,6 +36,8 @@ export function startHttpServer(services: Services, host: string, port: number, 
     registerGraphQLWebSocket(app, services, '/api/graphql', '/api', gql);
     registerGraphQLWebSocket(app, services, '/v1/graphql', '/v1', gql);
   }
+  // MCP's Streamable HTTP endpoint and its protected-resource metadata (adapters/mcp/).
+  registerMcpEndpoint(app, services, opts, inFlight);
   app.any('/*', restHandler(services, opts, inFlight));
   // The typings lack the (host, port, options, cb) overload and app.close(); the binary has both.
   const raw = app as unknown as {

@@ -56,20 +56,20 @@ export const GRAPHQL_CODE: Record<ErrorCode, string> = Object.fromEntries(
   ERROR_CODES.map((c) => [c, c]),
 ) as Record<ErrorCode, string>;
 
-/** MCP JSON-RPC error codes. -32003 for access denied is fixed by the spec. */
+/** MCP JSON-RPC error codes (CONTRACT: MCP errors): -32003 for access denied (fixed by the spec), -32000 for every other canonical error. */
 export const MCP_CODE: Record<ErrorCode, number> = {
-  UNAUTHORIZED: -32001,
+  UNAUTHORIZED: -32000,
   ACCESS_DENIED: -32003,
-  NOT_FOUND: -32004,
-  CONFLICT: -32009,
-  PAYLOAD_TOO_LARGE: -32013,
-  UNSUPPORTED_MEDIA_TYPE: -32602,
-  METHOD_NOT_ALLOWED: -32601,
-  VALIDATION_FAILED: -32602,
-  QUOTA_EXCEEDED: -32029,
-  UPSTREAM_TIMEOUT: -32008,
-  UNAVAILABLE: -32010,
-  INTERNAL: -32603,
+  NOT_FOUND: -32000,
+  CONFLICT: -32000,
+  PAYLOAD_TOO_LARGE: -32000,
+  UNSUPPORTED_MEDIA_TYPE: -32000,
+  METHOD_NOT_ALLOWED: -32000,
+  VALIDATION_FAILED: -32000,
+  QUOTA_EXCEEDED: -32000,
+  UPSTREAM_TIMEOUT: -32000,
+  UNAVAILABLE: -32000,
+  INTERNAL: -32000,
 };
 
 /** Whether a caller may retry the same request unchanged. */

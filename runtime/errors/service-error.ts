@@ -16,6 +16,8 @@ export interface ErrorDetails {
   decision?: string;
   /** The authentication strength a step-up challenge must reach (`mfa-totp`, `mfa-webauthn`). */
   requiredStrength?: string;
+  /** MCP scopes the token lacks (runtime/mcp/scopes.ts). */
+  missingScopes?: string[];
   /** Extra response headers (quota headers, Allow, …). */
   headers?: Record<string, string>;
 }

@@ -24,6 +24,12 @@ export interface Actor {
   /** API keys only: the key's grants with their row-policy parts, or null when none carries one. */
   keyPolicy?: GrantPolicySet | null;
   /**
+   * API keys created with `scopes`: the MCP scopes the key is limited to on
+   * `/mcp` (runtime/mcp/scopes.ts). Absent: every MCP scope (user tokens,
+   * admin, keys without scopes).
+   */
+  mcpScopes?: ReadonlySet<string>;
+  /**
    * How strongly the session was authenticated, as carried by its access
    * token: `password` for a login, `mfa-totp` / `mfa-webauthn` for a token
    * elevated through a step-up challenge. Absent: `password`.

@@ -49,7 +49,7 @@ export type ApiKeyGrant = string | { grant: string; rowFilter?: unknown; check?:
 
 export const grantText = (g: ApiKeyGrant): string => (typeof g === 'string' ? g : g.grant);
 
-interface KeyRow { project_id: string; secret_hash: string; grants: ApiKeyGrant[] }
+interface KeyRow { project_id: string; secret_hash: string; grants: ApiKeyGrant[]; scopes: unknown }
 interface Entry { key: { hash: string; actor: Actor } | null; at: number }
 
 type Listener = (keyId: string) => void;
@@ -118,13 +118,15 @@ export class ApiKeyVerifier {
 
   private async load(keyId: string): Promise<Entry['key']> {
     const row = (await this.db.query<KeyRow>(
-      `SELECT project_id::text AS project_id, secret_hash, grants FROM ${PLATFORM_SCHEMA}.api_keys WHERE id = $1`,
+      `SELECT project_id::text AS project_id, secret_hash, grants, scopes FROM ${PLATFORM_SCHEMA}.api_keys WHERE id = $1`,
       [keyId],
     )).rows[0];
     if (row === undefined) return null;
     const raw: unknown = typeof row.grants === 'string' ? JSON.parse(row.grants) : row.grants;
     const grants = Array.isArray(raw) ? (raw as ApiKeyGrant[]) : [];
+    const scopes: unknown = typeof row.scopes === 'string' ? JSON.parse(row.scopes) : row.scopes;
     const actor: Actor = {
+      ...(Array.isArray(scopes) ? { mcpScopes: new Set(scopes.filter((s): s is string => typeof s === 'string')) } : {}),
       kind: 'apikey', label: `apikey:${keyId}`, subjectId: null, projectId: row.project_id, sessionId: null, roles: [], claims: {},
       apiKeyId: keyId, keyGrants: new Set(grants.map(grantText)),
       keyPolicy: grantPolicySet(grants.map((g): PolicyGrant => (typeof g === 'string' ? { grant: g } : g as PolicyGrant))),

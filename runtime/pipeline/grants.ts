@@ -10,11 +10,23 @@ export function grantCovered(held: ReadonlySet<string>, required: string): boole
 }
 
 /**
- * The exposure binding a refusal names: a GraphQL root field's own binding
- * (`graphql:Entity.Order.Create`), otherwise the REST one.
+ * The exposure binding a refusal names: a GraphQL root field's or MCP
+ * tool's own binding (`graphql:Entity.Order.Create`, `mcp:Entity.Order.Create`),
+ * otherwise the REST one.
  */
-const bindingIdOf = (ctx: OperationContext): string =>
-  `${ctx.inv.protocol === 'graphql' && ctx.operationId.startsWith('Entity.') ? 'graphql' : 'rest'}:${ctx.operationId}`;
+const bindingIdOf = (ctx: OperationContext): string => {
+  const p = ctx.inv.protocol;
+  return `${(p === 'graphql' || p === 'mcp') && ctx.operationId.startsWith('Entity.') ? p : 'rest'}:${ctx.operationId}`;
+};
+
+/** What the caller holds: `all` for the admin; the grant strings (with their policy parts) otherwise. */
+export async function heldGrants(ctx: OperationContext): Promise<'all' | { grants: ReadonlySet<string>; policy: GrantPolicySet | null }> {
+  if (ctx.actor.kind === 'admin') return 'all';
+  if ((ctx.actor.kind !== 'user' && ctx.actor.kind !== 'apikey') || ctx.scope === null) return { grants: new Set(), policy: null };
+  // An API key acts with exactly its own grants: no role or subject grants are merged in.
+  if (ctx.actor.kind === 'apikey') return { grants: ctx.actor.keyGrants ?? new Set<string>(), policy: ctx.actor.keyPolicy ?? null };
+  return ctx.services.grants.heldWithPolicy(ctx.scope.project.id, ctx.actor.subjectId!, ctx.actor.roles);
+}
 
 /**
  * Stage 4: capability grants. The platform admin holds every grant.
@@ -27,17 +39,10 @@ export async function checkGrants(ctx: OperationContext): Promise<GrantPolicySet
   if ((ctx.actor.kind !== 'user' && ctx.actor.kind !== 'apikey') || ctx.scope === null) {
     throw accessDenied('ExposureBinding.RequiredGrantMissing', 'this operation needs grants', { missingGrants: [...required], bindingId: bindingIdOf(ctx) });
   }
-  // An API key acts with exactly its own grants: no role or subject grants are merged in.
-  let held: ReadonlySet<string>;
-  let policy: GrantPolicySet | null;
-  if (ctx.actor.kind === 'apikey') {
-    held = ctx.actor.keyGrants ?? new Set<string>();
-    policy = ctx.actor.keyPolicy ?? null;
-  } else {
-    const h = await ctx.services.grants.heldWithPolicy(ctx.scope.project.id, ctx.actor.subjectId!, ctx.actor.roles);
-    held = h.grants;
-    policy = h.policy;
-  }
+  const h = await heldGrants(ctx);
+  if (h === 'all') return null;
+  const held = h.grants;
+  const policy = h.policy;
   const missing = required.filter((g) => !grantCovered(held, g));
   if (missing.length > 0) {
     throw accessDenied('ExposureBinding.RequiredGrantMissing', `missing grants: ${missing.join(', ')}`, {

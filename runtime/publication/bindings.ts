@@ -2,6 +2,7 @@ import { entityTypeNames } from '../graphql/names.js';
 import type { EntityOperation, EntityOperationKind } from './operations.js';
 import { canonicalJson, sha256Hex } from './hash.js';
 import type { PublicationRecord } from './record.js';
+import { mcpBindingBodies } from './mcp-bindings.js';
 
 /** The spec's exposure binding descriptor (Resources: Exposure binding descriptor). */
 export interface ExposureBinding {
@@ -14,8 +15,8 @@ export interface ExposureBinding {
   surfaceVersion: string;
   capabilityId: string;
   capabilityNodeId: string;
-  protocolKind: 'Rest' | 'OpenApi' | 'GraphQL';
-  exposureShape: 'RestRoute' | 'OpenApiOperation' | 'GraphQLField' | 'GraphQLMutation' | 'GraphQLSubscription';
+  protocolKind: 'Rest' | 'OpenApi' | 'GraphQL' | 'Mcp';
+  exposureShape: 'RestRoute' | 'OpenApiOperation' | 'GraphQLField' | 'GraphQLMutation' | 'GraphQLSubscription' | 'McpTool' | 'McpResource' | 'McpPrompt';
   routeOrName: string;
   inputContractRef: string;
   outputContractRef: string;
@@ -41,7 +42,8 @@ const hashed = (body: BindingBody): ExposureBinding => ({ ...body, descriptorHas
 /**
  * The exposure bindings of a publication: one REST binding per entity
  * operation, and one GraphQL binding per root field that projects an entity
- * operation (`Query.orders` → `Entity.Order.List`, …, `Subscription.orderChanged`).
+ * operation (`Query.orders` → `Entity.Order.List`, …, `Subscription.orderChanged`),
+ * and the MCP tools, resources and prompt (mcp-bindings.ts).
  * `graphqlEntities`: the entities the GraphQL schema serves (names/servableEntities).
  */
 export function buildBindings(pub: Pick<PublicationRecord, 'tenantId' | 'projectId' | 'version'>, ops: readonly EntityOperation[], graphqlEntities: ReadonlySet<string>): ExposureBinding[] {
@@ -83,6 +85,7 @@ export function buildBindings(pub: Pick<PublicationRecord, 'tenantId' | 'project
     const n = entityTypeNames(entity);
     out.push(graphqlBinding(pub, `Entity.${entity}.Subscribe`, entity, { shape: 'GraphQLSubscription', name: `Subscription.${n.changedField}`, input: n.filter, output: n.change }, read?.requiredGrants ?? [`entity:${entity}:read`], null));
   }
+  for (const b of mcpBindingBodies(pub, ops)) out.push(hashed(b));
   return out;
 }
 

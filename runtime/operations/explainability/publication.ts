@@ -116,6 +116,7 @@ export const EXPLAIN_PUBLICATION_SPECS = {
         surfaceKind: 'WireSurface', ordinal: 20, surfaceName: 'graphql', enabled: true, bindingCount: pub.bindings.filter((b) => b.protocolKind === 'GraphQL').length,
         routes: ['/graphql', '/graphql/schema'], subscriptions: svc.realtime !== undefined,
       },
+      { surfaceKind: 'WireSurface', ordinal: 20, surfaceName: 'mcp', enabled: true, bindingCount: pub.bindings.filter((b) => b.protocolKind === 'Mcp').length, routes: ['/mcp/{tenantSlug}/{projectSlug}'] },
       { surfaceKind: 'OperationProjectionSurface', ordinal: 21, surfaceName: 'openapi', enabled: true, routes: ['/api/openapi.json', '/api/openapi.yaml'] },
       { surfaceKind: 'EventVocabularySurface', ordinal: 40, surfaceName: 'events', enabled: true, routes: ['/api/events', '/api/events/tail'] },
       { surfaceKind: 'WebhookSurface', ordinal: 42, surfaceName: 'webhooks', enabled: svc.webhooks !== undefined },
