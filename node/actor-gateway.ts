@@ -6,6 +6,8 @@ import type { ControlPlaneGateway } from '../runtime/control/gateway.js';
 import type { SchemaChangeResult } from '../runtime/control/schema-change.js';
 import type { Envelope } from '../runtime/governance/envelope.js';
 import type { ProjectRow, TenantRow } from '../runtime/operations/types.js';
+import type { OrganizationRow } from '../runtime/control/rows.js';
+import type { ProjectCommand } from '../runtime/versioning/commands.js';
 import type { QuotaRecord } from '../runtime/quota/store.js';
 import type { LeaseReply, LeaseRequest } from '../runtime/quota/budget-owner.js';
 
@@ -30,11 +32,23 @@ export class ActorControlPlane implements ControlPlaneGateway {
   async deleteTenant(tenantId: string): Promise<void> {
     await this.tenant(tenantId, 'delete', {});
   }
-  createProject(input: { tenantId: string; slug: string; name: string; parentProjectId: string | null }): Promise<ProjectRow> {
-    return this.tenant(input.tenantId, 'createProject', { projectId: randomUUID(), slug: input.slug, name: input.name, parentProjectId: input.parentProjectId });
+  createProject(input: { tenantId: string; slug: string; name: string; parentProjectId: string | null; organizationId?: string | null }): Promise<ProjectRow> {
+    return this.tenant(input.tenantId, 'createProject', { projectId: randomUUID(), slug: input.slug, name: input.name, parentProjectId: input.parentProjectId, organizationId: input.organizationId ?? null });
   }
-  updateProject(projectId: string, patch: { name?: string; state?: string; settings?: Record<string, unknown> }): Promise<ProjectRow> {
+  updateProject(projectId: string, patch: { name?: string; state?: string; settings?: Record<string, unknown>; organizationId?: string | null }): Promise<ProjectRow> {
     return this.project(projectId, 'update', patch);
+  }
+  createOrganization(input: { tenantId: string; slug: string; name: string }): Promise<OrganizationRow> {
+    return this.tenant(input.tenantId, 'createOrganization', { organizationId: randomUUID(), slug: input.slug, name: input.name });
+  }
+  updateOrganization(tenantId: string, organizationId: string, patch: { name?: string }): Promise<OrganizationRow> {
+    return this.tenant(tenantId, 'updateOrganization', { organizationId, ...patch });
+  }
+  async deleteOrganization(tenantId: string, organizationId: string): Promise<void> {
+    await this.tenant(tenantId, 'deleteOrganization', { organizationId });
+  }
+  projectCommand(projectId: string, command: ProjectCommand): Promise<unknown> {
+    return this.project(projectId, 'command', command);
   }
   async deleteProject(projectId: string): Promise<void> {
     await this.project(projectId, 'delete', {});

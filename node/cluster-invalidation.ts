@@ -2,6 +2,7 @@ import type { ClusterBus } from '../cluster/cluster-bus.js';
 import type { ApiKeyVerifier } from '../runtime/identity/api-keys.js';
 import { revokedSessions } from '../runtime/identity/index.js';
 import type { CompiledPublication } from '../runtime/publication/compiled-publication.js';
+import type { BindingStabilitySource } from '../runtime/versioning/stability-cache.js';
 import type { GovernanceSource, GrantSource, PublicationSource, QuotaEnforcer, ScopeDirectory } from '../runtime/services.js';
 
 /** Longest a state or envelope change waits for peers to confirm they dropped their cached copies. */
@@ -98,6 +99,21 @@ export function broadcastQuotas(bus: ClusterBus, quotas: QuotaEnforcer, peers: (
     invalidate: async (projectId) => {
       await quotas.invalidate(projectId);
       await bus.publishConfirmed('quotas', { projectId }, await peers().catch(() => 0), CONFIRM_MS);
+    },
+  };
+}
+
+/**
+ * A binding's announced stability (Deprecated, Retired) applies from the next
+ * request on every node, as a quota change does (bounded confirmation).
+ */
+export function broadcastStability(bus: ClusterBus, stability: BindingStabilitySource, peers: () => Promise<number>): BindingStabilitySource {
+  bus.subscribe('binding-stability', (p) => stability.invalidate(String(p.projectId)));
+  return {
+    of: (projectId) => stability.of(projectId),
+    invalidate: async (projectId) => {
+      await stability.invalidate(projectId);
+      await bus.publishConfirmed('binding-stability', { projectId }, await peers().catch(() => 0), CONFIRM_MS);
     },
   };
 }

@@ -30,7 +30,8 @@ import { loadAdminToken, type AdminToken } from './admin-token.js';
 import { isInMemory, type NodeConfig } from './config.js';
 import { clusterOutbox, connectClusterParts, setUpJetStream, startupDeadline, type ClusterParts } from './cluster-mode.js';
 import type { StartupDeadline } from '../cluster/startup.js';
-import { broadcastApiKeyRevocations, broadcastGovernance, broadcastInvalidations, broadcastQuotas } from './cluster-invalidation.js';
+import { broadcastApiKeyRevocations, broadcastGovernance, broadcastInvalidations, broadcastQuotas, broadcastStability } from './cluster-invalidation.js';
+import { BindingStabilityCache, type BindingStabilitySource } from '../runtime/versioning/stability-cache.js';
 import { QuotaLedger } from '../runtime/quota/ledger.js';
 import { quotaCapsOf } from '../runtime/quota/caps.js';
 import { GovernanceCache } from '../runtime/governance/cache.js';
@@ -109,6 +110,7 @@ export async function startNode(config: NodeConfig): Promise<RunningNode> {
   quotaLedger.setCaps((projectId) => quotaCapsOf(governanceCache, projectId));
   governanceCache.onInvalidate(() => quotaLedger.invalidateAll());
   let quotas: QuotaEnforcer = quotaLedger;
+  let stability: BindingStabilitySource = new BindingStabilityCache(db);
   if (cluster !== null) {
     const membership = cluster.membership;
     /** Live members other than this node: how many confirmations a state or envelope change waits for. */
@@ -116,6 +118,7 @@ export async function startNode(config: NodeConfig): Promise<RunningNode> {
     ({ scopes, publications, grants } = broadcastInvalidations(cluster.bus, { scopes, publications, grants }, peers));
     governance = broadcastGovernance(cluster.bus, governance, peers);
     quotas = broadcastQuotas(cluster.bus, quotas, peers);
+    stability = broadcastStability(cluster.bus, stability, peers);
   }
   const apiKeys = new ApiKeyVerifier(db);
   if (cluster !== null) broadcastApiKeyRevocations(cluster.bus, apiKeys);
@@ -126,7 +129,7 @@ export async function startNode(config: NodeConfig): Promise<RunningNode> {
     nodeId: config.nodeId, idleMs: config.actorIdleMs, askTimeoutMs: 30_000, maxMessagesPerTurn: 64, log,
     transport: cluster?.transport ?? new InProcessTransport(),
   });
-  const actorDeps = { db, scopes, publications, governance, quotas };
+  const actorDeps = { db, scopes, publications, governance, quotas, stability };
   actors.register(tenantActor, actorDeps);
   actors.register(projectActor, actorDeps);
   const retention = new RetentionDriver({
@@ -180,7 +183,7 @@ export async function startNode(config: NodeConfig): Promise<RunningNode> {
     adminTokenDigest: createHash('sha256').update(admin.token).digest(),
     tokens: new JwtTokenVerifier(db),
     apiKeys,
-    scopes, publications, grants, governance, quotas,
+    scopes, publications, grants, governance, quotas, stability,
     audit, outbox, eventTail, usage,
     control: (leaseVia.control = new ActorControlPlane(actors)),
     limits: { maxPageSize: config.maxPageSize, maxBatchRows: config.maxBatchRows, idempotencyRetentionMs: config.idempotencyRetentionMs },

@@ -10,6 +10,7 @@ import { evaluateGovernance } from './pipeline/governance.js';
 import { evaluateRowPolicy } from './pipeline/row-policy.js';
 import { recordEvidence } from './pipeline/evidence.js';
 import { resolveScope } from './pipeline/resolve-scope.js';
+import { bindingStability, withDeprecation } from './pipeline/binding-stability.js';
 import type { Services } from './services.js';
 import { meterWithoutAuditRow, usageOf } from './usage/meter.js';
 import type { QuotaHold } from './quota/ledger.js';
@@ -46,6 +47,9 @@ export async function dispatch(inv: Invocation, services: Services): Promise<Out
     ctx.actor = await authenticate(ctx); // 1
     ctx.trace.stage = 2;
     ctx.scope = await resolveScope(ctx);
+    // Exposure binding stability (docs/versioning-and-records.md): Retired fails closed; Deprecated adds headers.
+    const stability = bindingStability(ctx);
+    const deprecation = stability instanceof Promise ? await stability : stability;
     ctx.trace.stage = 3;
     const governed = evaluateGovernance(ctx); // synchronous unless the envelope cache missed
     if (governed !== undefined) await governed;
@@ -57,7 +61,8 @@ export async function dispatch(inv: Invocation, services: Services): Promise<Out
     const admitted = services.quotas?.admit(ctx);
     const hold = admitted instanceof Promise ? await admitted : admitted ?? null;
     ctx.trace.stage = 6;
-    const result = hold === null ? await inv.operation.execute(ctx) : await executeHeld(ctx, hold);
+    const executed = hold === null ? await inv.operation.execute(ctx) : await executeHeld(ctx, hold);
+    const result = deprecation === null ? executed : withDeprecation(executed, deprecation);
     // Usage: only what was executed consumes (runtime/usage/meter.ts), and the audit row carries it.
     const usage = usageOf(ctx, result);
     if (inv.operation.evidence !== 'failures') recordEvidence(ctx, result.status, null, usage); // 6

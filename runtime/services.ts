@@ -13,6 +13,7 @@ import type { ServiceError } from './errors/service-error.js';
 import type { CompiledPublication } from './publication/compiled-publication.js';
 import type { AuditRow } from './pipeline/audit-row.js';
 import type { ControlPlaneGateway } from './control/gateway.js';
+import type { BindingStabilitySource } from './versioning/stability-cache.js';
 import type { EventTailSource } from './events/event-tail.js';
 import type { RealtimeHub } from './realtime/hub.js';
 import type { CompiledEnvelope } from './governance/compiled.js';
@@ -166,6 +167,8 @@ export interface Services {
   readonly usage?: UsageSink;
   /** Quotas (runtime/quota/). Absent: no quota is enforced and the quota routes answer 503. */
   readonly quotas?: QuotaEnforcer;
+  /** Announced stability of exposure bindings (runtime/versioning/). Absent: every binding is Stable. */
+  readonly stability?: BindingStabilitySource;
   /** The REST route table (node/start.ts injects adapters/rest/router.ts). Absent: apiSurface answers 503. */
   readonly routes?: RouteTable;
 }

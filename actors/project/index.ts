@@ -11,11 +11,15 @@ import { deleteQuota, insertQuota, readQuota, updateQuota, type QuotaRecord } fr
 import type { ProjectRow } from '../../runtime/operations/types.js';
 import { CompiledPublication } from '../../runtime/publication/compiled-publication.js';
 import type { ControlActorDeps } from '../control-deps.js';
+import { requireOrganizationOf } from '../../runtime/control/organization-store.js';
+import { runProjectCommand, type ProjectCommand } from '../../runtime/versioning/commands.js';
 
 export const PROJECT_KIND = 'project';
 
 export interface ProjectMessages {
-  update: { name?: string; state?: string; settings?: Record<string, unknown> };
+  update: { name?: string; state?: string; settings?: Record<string, unknown>; organizationId?: string | null };
+  /** Versioning and installable surfaces (runtime/versioning/commands.ts). */
+  command: ProjectCommand;
   delete: Record<string, never>;
   applySchemaChange: SchemaChange;
   /** Replaces the project's own governance envelope (already validated). */
@@ -46,10 +50,15 @@ export const projectActor = defineActor<ProjectState, ControlActorDeps>({
   handlers: {
     async update(ctx, msg: ProjectMessages['update'], deps): Promise<ProjectRow> {
       if (ctx.state.row === null) throw notFound('Project.NotFound', 'project not found');
+      if (msg.organizationId != null) await requireOrganizationOf(deps.db, ctx.state.row.tenantId, msg.organizationId);
       const row = await updateProjectRow(deps.db, ctx.id.key, msg);
       ctx.state.row = row;
       await deps.scopes.invalidate();
       return row;
+    },
+    async command(ctx, msg: ProjectMessages['command'], deps): Promise<unknown> {
+      if (ctx.state.row === null) throw notFound('Project.NotFound', 'project not found');
+      return runProjectCommand(deps, ctx.id.key, msg);
     },
     async delete(ctx, _msg, deps): Promise<null> {
       if (ctx.state.row === null) throw notFound('Project.NotFound', 'project not found');

@@ -3,6 +3,8 @@ import { deleteTenantRow, insertProject, insertTenant, readTenant, updateTenantR
 import { notFound } from '../../runtime/errors/service-error.js';
 import type { ProjectRow, TenantRow } from '../../runtime/operations/types.js';
 import type { ControlActorDeps } from '../control-deps.js';
+import { deleteOrganizationRow, insertOrganization, updateOrganizationRow } from '../../runtime/control/organization-store.js';
+import type { OrganizationRow } from '../../runtime/control/rows.js';
 
 export const TENANT_KIND = 'tenant';
 
@@ -11,7 +13,10 @@ export interface TenantMessages {
   create: { slug: string; name: string };
   update: { name?: string; state?: string };
   delete: Record<string, never>;
-  createProject: { projectId: string; slug: string; name: string; parentProjectId: string | null };
+  createProject: { projectId: string; slug: string; name: string; parentProjectId: string | null; organizationId?: string | null };
+  createOrganization: { organizationId: string; slug: string; name: string };
+  updateOrganization: { organizationId: string; name?: string };
+  deleteOrganization: { organizationId: string };
 }
 
 interface TenantState {
@@ -48,7 +53,21 @@ export const tenantActor = defineActor<TenantState, ControlActorDeps>({
     },
     async createProject(ctx, msg: TenantMessages['createProject'], deps): Promise<ProjectRow> {
       if (ctx.state.row === null) throw notFound('Tenant.NotFound', 'tenant not found');
-      return insertProject(deps.db, { id: msg.projectId, tenantId: ctx.id.key, slug: msg.slug, name: msg.name, parentProjectId: msg.parentProjectId });
+      return insertProject(deps.db, { id: msg.projectId, tenantId: ctx.id.key, slug: msg.slug, name: msg.name, parentProjectId: msg.parentProjectId, organizationId: msg.organizationId ?? null });
+    },
+    // Organizations are the tenant's: this mailbox orders them with the project inserts that name them.
+    async createOrganization(ctx, msg: TenantMessages['createOrganization'], deps): Promise<OrganizationRow> {
+      if (ctx.state.row === null) throw notFound('Tenant.NotFound', 'tenant not found');
+      return insertOrganization(deps.db, { id: msg.organizationId, tenantId: ctx.id.key, slug: msg.slug, name: msg.name });
+    },
+    async updateOrganization(ctx, msg: TenantMessages['updateOrganization'], deps): Promise<OrganizationRow> {
+      if (ctx.state.row === null) throw notFound('Tenant.NotFound', 'tenant not found');
+      return updateOrganizationRow(deps.db, ctx.id.key, msg.organizationId, { name: msg.name });
+    },
+    async deleteOrganization(ctx, msg: TenantMessages['deleteOrganization'], deps): Promise<null> {
+      if (ctx.state.row === null) throw notFound('Tenant.NotFound', 'tenant not found');
+      await deleteOrganizationRow(deps.db, ctx.id.key, msg.organizationId);
+      return null;
     },
   },
 });

@@ -1,7 +1,8 @@
 import type { Envelope } from '../governance/envelope.js';
 import type { QuotaRecord } from '../quota/store.js';
 import type { LeaseReply, LeaseRequest } from '../quota/budget-owner.js';
-import type { ProjectRow, TenantRow } from './rows.js';
+import type { OrganizationRow, ProjectRow, TenantRow } from './rows.js';
+import type { ProjectCommand } from '../versioning/commands.js';
 import type { SchemaChange, SchemaChangeResult } from './schema-change.js';
 
 /**
@@ -14,8 +15,14 @@ export interface ControlPlaneGateway {
   createTenant(input: { slug: string; name: string }): Promise<TenantRow>;
   updateTenant(tenantId: string, patch: { name?: string; state?: string }): Promise<TenantRow>;
   deleteTenant(tenantId: string): Promise<void>;
-  createProject(input: { tenantId: string; slug: string; name: string; parentProjectId: string | null }): Promise<ProjectRow>;
-  updateProject(projectId: string, patch: { name?: string; state?: string; settings?: Record<string, unknown> }): Promise<ProjectRow>;
+  createProject(input: { tenantId: string; slug: string; name: string; parentProjectId: string | null; organizationId?: string | null }): Promise<ProjectRow>;
+  updateProject(projectId: string, patch: { name?: string; state?: string; settings?: Record<string, unknown>; organizationId?: string | null }): Promise<ProjectRow>;
+  /** Organizations (Tenant actor). */
+  createOrganization(input: { tenantId: string; slug: string; name: string }): Promise<OrganizationRow>;
+  updateOrganization(tenantId: string, organizationId: string, patch: { name?: string }): Promise<OrganizationRow>;
+  deleteOrganization(tenantId: string, organizationId: string): Promise<void>;
+  /** Versioning and installable surfaces of a project (Project actor; runtime/versioning/commands.ts). */
+  projectCommand(projectId: string, command: ProjectCommand): Promise<unknown>;
   deleteProject(projectId: string): Promise<void>;
   applySchemaChange(change: SchemaChange): Promise<SchemaChangeResult>;
   /** Replaces a project's own governance envelope; resolves once this node (and, in cluster mode, its peers) apply it. */

@@ -1,4 +1,4 @@
-import { PLATFORM_SCHEMA, type SqlClient, type SqlExecutor } from '../../storage/index.js';
+import { PLATFORM_SCHEMA, SQLSTATE, sqlstateOf, type SqlClient, type SqlExecutor } from '../../storage/index.js';
 import { conflict, notFound } from '../errors/service-error.js';
 import { PROJECT_COLUMNS, SLUG, UUID_TEXT, type ProjectRow } from './rows.js';
 
@@ -19,11 +19,17 @@ export async function readProject(db: SqlExecutor, tenantId: string | null, slug
   return res.rows[0] ?? null;
 }
 
-export async function updateProjectRow(db: SqlClient, id: string, patch: { name?: string; state?: string; settings?: Record<string, unknown> }): Promise<ProjectRow> {
+/** `organizationId`: undefined keeps it, null clears it, an id (of the project's tenant, checked by the caller) sets it. */
+export async function updateProjectRow(db: SqlClient, id: string, patch: { name?: string; state?: string; settings?: Record<string, unknown>; organizationId?: string | null }): Promise<ProjectRow> {
   const res = await db.query<ProjectRow>(
-    `UPDATE ${S}.projects SET name = COALESCE($2, name), state = COALESCE($3, state), settings = COALESCE($4::jsonb, settings), updated_at = now() WHERE id = $1 RETURNING ${PROJECT_COLUMNS}`,
-    [id, patch.name ?? null, patch.state ?? null, patch.settings === undefined ? null : JSON.stringify(patch.settings)],
-  );
+    `UPDATE ${S}.projects SET name = COALESCE($2, name), state = COALESCE($3, state), settings = COALESCE($4::jsonb, settings),
+      organization_id = CASE WHEN $5::boolean THEN $6::uuid ELSE organization_id END, updated_at = now() WHERE id = $1 RETURNING ${PROJECT_COLUMNS}`,
+    [id, patch.name ?? null, patch.state ?? null, patch.settings === undefined ? null : JSON.stringify(patch.settings), patch.organizationId !== undefined, patch.organizationId ?? null],
+  ).catch((err: unknown) => {
+    // The organization was deleted between the caller's check and this write.
+    if (sqlstateOf(err) === SQLSTATE.FOREIGN_KEY_VIOLATION) throw notFound('Organization.NotFound', 'organization not found in the project\'s tenant');
+    throw err;
+  });
   if (res.rows[0] === undefined) throw notFound('Project.NotFound', 'project not found');
   return res.rows[0];
 }

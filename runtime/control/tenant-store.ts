@@ -2,6 +2,7 @@ import { PLATFORM_SCHEMA, SQLSTATE, sqlstateOf, type SqlClient, type SqlExecutor
 import { conflict, notFound } from '../errors/service-error.js';
 import { PROJECT_COLUMNS, SLUG, TENANT_COLUMNS, UUID_TEXT, type ProjectRow, type TenantRow } from './rows.js';
 import { branchSchemaName } from '../publication/sql-names.js';
+import { requireOrganizationOf } from './organization-store.js';
 
 const S = PLATFORM_SCHEMA;
 
@@ -39,7 +40,7 @@ export async function deleteTenantRow(db: SqlClient, id: string): Promise<void> 
 }
 
 /** Creates a project with its `main` branch (an empty SQL schema) in one transaction. */
-export async function insertProject(db: SqlClient, input: { id: string; tenantId: string; slug: string; name: string; parentProjectId: string | null }): Promise<ProjectRow> {
+export async function insertProject(db: SqlClient, input: { id: string; tenantId: string; slug: string; name: string; parentProjectId: string | null; organizationId?: string | null }): Promise<ProjectRow> {
   const id = input.id;
   try {
     return await db.transaction(async (tx) => {
@@ -47,9 +48,11 @@ export async function insertProject(db: SqlClient, input: { id: string; tenantId
         const parent = await tx.query(`SELECT 1 FROM ${S}.projects WHERE id = $1 AND tenant_id = $2`, [input.parentProjectId, input.tenantId]);
         if (parent.rows.length === 0) throw notFound('Project.ParentNotFound', 'parent project not found in this tenant');
       }
+      const organizationId = input.organizationId ?? null;
+      if (organizationId !== null) await requireOrganizationOf(tx, input.tenantId, organizationId);
       const res = await tx.query<ProjectRow>(
-        `INSERT INTO ${S}.projects (id, tenant_id, slug, name, parent_project_id) VALUES ($1, $2, $3, $4, $5) RETURNING ${PROJECT_COLUMNS}`,
-        [id, input.tenantId, input.slug, input.name, input.parentProjectId],
+        `INSERT INTO ${S}.projects (id, tenant_id, slug, name, parent_project_id, organization_id) VALUES ($1, $2, $3, $4, $5, $6) RETURNING ${PROJECT_COLUMNS}`,
+        [id, input.tenantId, input.slug, input.name, input.parentProjectId, organizationId],
       );
       const schema = branchSchemaName(id, 'main');
       await tx.query(`INSERT INTO ${S}.branches (project_id, name, schema_name) VALUES ($1, 'main', $2)`, [id, schema]);

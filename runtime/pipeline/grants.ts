@@ -14,7 +14,7 @@ export function grantCovered(held: ReadonlySet<string>, required: string): boole
  * tool's own binding (`graphql:Entity.Order.Create`, `mcp:Entity.Order.Create`),
  * otherwise the REST one.
  */
-const bindingIdOf = (ctx: OperationContext): string => {
+export const bindingIdOf = (ctx: OperationContext): string => {
   const p = ctx.inv.protocol;
   return `${(p === 'graphql' || p === 'mcp') && ctx.operationId.startsWith('Entity.') ? p : 'rest'}:${ctx.operationId}`;
 };

@@ -17,6 +17,7 @@ import { m0015 } from './0015-usage-metering.js';
 import { m0016 } from './0016-quotas.js';
 import { m0017 } from './0017-webhook-deliveries-held-by-a-quota.js';
 import { m0018 } from './0018-usage-on-audit-rows.js';
+import { m0019 } from './0019-versioning-and-records.js';
 
 /**
  * Platform tables, append-only list, one file per migration. Never edit a
@@ -42,4 +43,5 @@ export const MIGRATIONS: readonly Migration[] = [
   m0016,
   m0017,
   m0018,
+  m0019,
 ];

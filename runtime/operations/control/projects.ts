@@ -18,10 +18,10 @@ async function requireProject(ctx: OperationContext, param = 'projectId'): Promi
   return p;
 }
 
-async function create(ctx: OperationContext, tenantRef: string, slug: string, name: string, parentProjectId: string | null) {
+async function create(ctx: OperationContext, tenantRef: string, slug: string, name: string, parentProjectId: string | null, organizationId: string | null = null) {
   const tenant = await readTenant(ctx.services.db, tenantRef);
   if (tenant === null) throw notFound('Tenant.NotFound', 'tenant not found');
-  const row = await ctx.services.control.createProject({ tenantId: tenant.id, slug: checkSlug(slug, 'Project'), name, parentProjectId: parentProjectId?.toLowerCase() ?? null });
+  const row = await ctx.services.control.createProject({ tenantId: tenant.id, slug: checkSlug(slug, 'Project'), name, parentProjectId: parentProjectId?.toLowerCase() ?? null, organizationId: organizationId?.toLowerCase() ?? null });
   return control(ctx, 'Project', 'created', row, 201);
 }
 
@@ -46,10 +46,13 @@ const relatives = (id: string, dir: 'children' | 'descendants' | 'ancestors'): O
     return control(ctx, 'Project', 'listed', await projectRelatives(ctx.services.db, p.id, dir));
   });
 
+type NewProject = { tenant: string; slug: string; name: string; parentProjectId?: string; organizationId?: string };
+const NEW_PROJECT = { tenant: 'string', slug: 'string', name: 'string', parentProjectId: 'uuid?', organizationId: 'uuid?' } as const;
+
 export const PROJECT_SPECS = {
   create: admin('ControlPlane.Projects.Create', async (ctx) => {
-    const b = readBody<{ tenant: string; slug: string; name: string; parentProjectId?: string }>(ctx.inv.body, { tenant: 'string', slug: 'string', name: 'string', parentProjectId: 'uuid?' }, 'Project');
-    return create(ctx, b.tenant, b.slug, b.name, b.parentProjectId ?? null);
+    const b = readBody<NewProject>(ctx.inv.body, NEW_PROJECT, 'Project');
+    return create(ctx, b.tenant, b.slug, b.name, b.parentProjectId ?? null, b.organizationId ?? null);
   }),
   createChild: admin('ControlPlane.Projects.CreateChild', async (ctx) => {
     const parent = await requireProject(ctx, 'parentProjectId');
@@ -86,12 +89,14 @@ export const PROJECT_SPECS = {
   }),
   recordRead: admin('ControlPlane.ProjectRecord.Read', async (ctx) => control(ctx, 'ProjectRecord', 'read', await requireProject(ctx, 'id'))),
   recordCreate: admin('ControlPlane.ProjectRecord.Create', async (ctx) => {
-    const b = readBody<{ tenant: string; slug: string; name: string; parentProjectId?: string }>(ctx.inv.body, { tenant: 'string', slug: 'string', name: 'string', parentProjectId: 'uuid?' }, 'Project');
-    return create(ctx, b.tenant, b.slug, b.name, b.parentProjectId ?? null);
+    const b = readBody<NewProject>(ctx.inv.body, NEW_PROJECT, 'Project');
+    return create(ctx, b.tenant, b.slug, b.name, b.parentProjectId ?? null, b.organizationId ?? null);
   }),
   recordUpdate: admin('ControlPlane.ProjectRecord.Update', async (ctx) => {
     const p = await requireProject(ctx, 'id');
-    const b = readBody<{ name?: string; state?: string; settings?: Record<string, unknown> }>(ctx.inv.body, { name: 'string?', state: 'string?', settings: 'object?' }, 'Project');
+    const b = readBody<{ name?: string; state?: string; settings?: Record<string, unknown>; organizationId?: string | null }>(ctx.inv.body, { name: 'string?', state: 'string?', settings: 'object?', organizationId: 'uuid?' }, 'Project');
+    // An explicit null moves the project out of its organization; absent keeps it.
+    if (typeof b.organizationId === 'string') b.organizationId = b.organizationId.toLowerCase();
     if (b.state !== undefined && !STATES.includes(b.state)) throw validationFailed('Project.InvalidState', `state must be one of ${STATES.join(', ')}`, 'state');
     if (b.settings !== undefined && JSON.stringify(b.settings).length > 64 * 1024) throw validationFailed('Project.SettingsTooLarge', 'settings must be under 64 KiB', 'settings');
     if (b.settings !== undefined && hasNul(b.settings)) throw validationFailed('Project.InvalidProperty', 'settings must not contain NUL characters (jsonb refuses them)', 'settings');

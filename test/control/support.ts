@@ -1,0 +1,27 @@
+/** Shared helpers of the control-plane tests (versioning, records, discovery). */
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import type { Client, Reply } from '../support/client.js';
+import { expectStatus } from '../support/expect.js';
+
+export const newSlug = (prefix = 't'): string => `${prefix}${randomUUID().slice(0, 8)}`;
+
+/** Asserts the control-plane envelope `{ surface, state, correlationId, data }` and returns `data`. */
+export function controlData(r: Reply, status: number, surface?: string, state?: string): any {
+  expectStatus(r, status);
+  assert.deepEqual(Object.keys(r.body).sort(), ['correlationId', 'data', 'state', 'surface']);
+  if (surface !== undefined) assert.equal(r.body.surface, surface);
+  if (state !== undefined) assert.equal(r.body.state, state);
+  assert.equal(r.body.correlationId, r.headers.get('x-service-correlation-id'));
+  return r.body.data;
+}
+
+/** Registers a user of the client's project (holding nothing) and returns its access token. */
+export async function projectUserToken(scoped: Client): Promise<string> {
+  const anon = scoped.with({ token: null });
+  const email = `${randomUUID()}@example.com`;
+  expectStatus(await anon.post('/api/identity/register', { email, password: 'long enough pw' }), 201);
+  const login = await anon.post('/api/identity/login', { email, password: 'long enough pw' });
+  expectStatus(login, 200);
+  return login.body.accessToken;
+}
