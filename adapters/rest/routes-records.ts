@@ -1,6 +1,8 @@
 import { ORGANIZATION_SPECS as O } from '../../runtime/operations/control/organizations.js';
 import { ADOPT_TEMPLATE_SPEC, ROOT_PROJECT_SPEC } from '../../runtime/operations/control/records.js';
 import type { OperationSpec } from '../../runtime/operations/types.js';
+import { VERSION_SPECS as V } from '../../runtime/operations/control/version.js';
+import { VERSION_WRITE_SPECS as VW } from '../../runtime/operations/control/version-writes.js';
 
 type Route = { method: 'GET' | 'POST' | 'PUT' | 'DELETE'; path: string; spec: OperationSpec };
 
@@ -14,4 +16,19 @@ export const RECORD_ROUTES: Route[] = [
   { method: 'GET', path: 'ProjectRecord/ByOrganization/:organizationId', spec: O.projects },
   { method: 'POST', path: 'ProjectRecord/:id/adopt-template', spec: ADOPT_TEMPLATE_SPEC },
   { method: 'GET', path: 'root-project/current', spec: ROOT_PROJECT_SPEC },
+
+  { method: 'GET', path: 'version', spec: V.platform },
+  { method: 'GET', path: 'version/platform-baseline', spec: V.baseline },
+  { method: 'GET', path: 'version/foundations/:profileName/:foundationVersion', spec: V.foundation },
+  { method: 'GET', path: 'version/deprecations', spec: VW.deprecations },
+  { method: 'POST', path: 'version/deprecations/announce', spec: VW.announce },
+  { method: 'GET', path: 'version/projects/:projectId', spec: V.project },
+  { method: 'GET', path: 'version/projects/:projectId/publication/:publicationVersion', spec: V.publication },
+  { method: 'GET', path: 'version/projects/:projectId/foundation', spec: V.projectFoundation },
+  { method: 'POST', path: 'version/projects/:projectId/foundation/adopt', spec: VW.adoptFoundation },
+  { method: 'POST', path: 'version/projects/:projectId/upgrade/plan', spec: VW.plan },
+  { method: 'POST', path: 'version/projects/:projectId/upgrade/preview', spec: VW.preview },
+  { method: 'POST', path: 'version/projects/:projectId/upgrade/plans/:planId/approve', spec: VW.approve },
+  { method: 'POST', path: 'version/projects/:projectId/upgrade/plans/:planId/execute', spec: VW.execute },
+  { method: 'POST', path: 'version/projects/:projectId/upgrade/executions/:executionId/rollback', spec: VW.rollback },
 ];
