@@ -7,6 +7,7 @@ import { UsageRollupDriver } from '../actors/usage/index.js';
 import { tenantActor } from '../actors/tenant/index.js';
 import { startHttpServer, type HttpServer } from '../adapters/rest/server.js';
 import { route } from '../adapters/rest/router.js';
+import { STATIC_ROUTES } from '../adapters/rest/routes.js';
 import { InProcessTransport } from '../cluster/in-process-transport.js';
 import { CachedScopeDirectory } from '../runtime/control/scope-directory.js';
 import { OutboxProcessor } from '../runtime/events/outbox-processor.js';
@@ -189,7 +190,7 @@ export async function startNode(config: NodeConfig): Promise<RunningNode> {
     limits: { maxPageSize: config.maxPageSize, maxBatchRows: config.maxBatchRows, idempotencyRetentionMs: config.idempotencyRetentionMs },
     node,
     webhooks,
-    routes: { resolve: route },
+    routes: { resolve: route, list: () => STATIC_ROUTES.map((r) => ({ method: r.method, path: r.path, operationId: r.spec.id, authn: r.spec.authn })) },
     identity: { refreshReuseGraceMs: config.refreshReuseGraceMs, throttle: new LoginThrottle(config.loginThrottle), federationAllowPrivateIssuers: config.federationAllowPrivateIssuers, webauthn: config.webauthn },
     realtime: new RealtimeHub({
       db, log, tail: eventTail,

@@ -104,6 +104,8 @@ export interface RouteResolution {
  */
 export interface RouteTable {
   resolve(method: string, segs: string[]): RouteResolution | ServiceError;
+  /** Every fixed route (entity routes are resolved by shape), for `GET /api/Platform/admin-surface`. */
+  list?(): ReadonlyArray<{ method: string; path: string; operationId: string; authn: string }>;
 }
 
 export interface OutboxKicker {

@@ -1,6 +1,9 @@
 import { ORGANIZATION_SPECS as O } from '../../runtime/operations/control/organizations.js';
 import { ADOPT_TEMPLATE_SPEC, ROOT_PROJECT_SPEC } from '../../runtime/operations/control/records.js';
 import type { OperationSpec } from '../../runtime/operations/types.js';
+import { CONTRACT_PROJECTION_SPECS as CP } from '../../runtime/operations/control/contract-projection.js';
+import { INTROSPECTION_SPECS as IN } from '../../runtime/operations/control/introspection.js';
+import { SURFACE_SPECS as SF } from '../../runtime/operations/control/surfaces.js';
 import { VERSION_SPECS as V } from '../../runtime/operations/control/version.js';
 import { VERSION_WRITE_SPECS as VW } from '../../runtime/operations/control/version-writes.js';
 
@@ -31,4 +34,21 @@ export const RECORD_ROUTES: Route[] = [
   { method: 'POST', path: 'version/projects/:projectId/upgrade/plans/:planId/approve', spec: VW.approve },
   { method: 'POST', path: 'version/projects/:projectId/upgrade/plans/:planId/execute', spec: VW.execute },
   { method: 'POST', path: 'version/projects/:projectId/upgrade/executions/:executionId/rollback', spec: VW.rollback },
+
+  { method: 'GET', path: 'ContractProjection/descriptor', spec: CP.descriptor },
+  { method: 'GET', path: 'ContractProjection/cli', spec: CP.cli },
+  { method: 'GET', path: 'Introspection/surface', spec: IN.surface },
+  { method: 'GET', path: 'Platform/admin-surface', spec: IN.adminSurface },
+  { method: 'GET', path: 'DevBootstrapDescriptor/descriptor', spec: IN.devBootstrap },
+  { method: 'GET', path: 'ExecutionCapabilityMatrix/matrix', spec: IN.capabilityMatrix },
+
+  { method: 'GET', path: 'Surface', spec: SF.list },
+  { method: 'POST', path: 'Surface', spec: SF.create },
+  { method: 'GET', path: 'Surface/:id', spec: SF.read },
+  { method: 'GET', path: 'Surface/:id/is-installed', spec: SF.isInstalled },
+  { method: 'POST', path: 'Surface/:id/install', spec: SF.install },
+  { method: 'DELETE', path: 'Surface/:id/uninstall', spec: SF.uninstall },
+  { method: 'POST', path: 'Surface/:id/upgrade', spec: SF.upgrade },
+  { method: 'POST', path: 'Surface/:id/suspend', spec: SF.suspend },
+  { method: 'POST', path: 'Surface/:id/resume', spec: SF.resume },
 ];

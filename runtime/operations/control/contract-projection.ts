@@ -1,0 +1,96 @@
+import type { CompiledPublication } from '../../publication/compiled-publication.js';
+import type { EntityOperation } from '../../publication/operations.js';
+import { noGrants, type OperationContext, type OperationSpec } from '../types.js';
+import { conditional, tagged, type Tagged } from './etag.js';
+
+/** Where each protocol of the project answers, relative to the server. */
+export function endpointsOf(ctx: OperationContext, basePath: string): Record<string, unknown> {
+  const { tenant, project } = ctx.scope!;
+  return {
+    rest: { basePath, openapi: `${basePath}/openapi.json` },
+    graphql: { endpoint: '/graphql', schema: '/graphql/schema', websocket: '/graphql' },
+    realtime: { sse: `${basePath}/realtime/sse`, websocket: `${basePath}/realtime` },
+    mcp: { endpoint: `/mcp/${tenant.slug}/${project.slug}` },
+  };
+}
+
+function descriptor(ctx: OperationContext, pub: CompiledPublication, basePath: string): Record<string, unknown> {
+  const scope = ctx.scope!;
+  const bindingsOf = new Map<string, string[]>();
+  for (const b of pub.bindings) bindingsOf.set(b.capabilityId, [...(bindingsOf.get(b.capabilityId) ?? []), b.bindingId]);
+  return {
+    descriptorVersion: 1,
+    tenant: scope.tenant.slug,
+    project: scope.project.slug,
+    branch: scope.branch,
+    publicationVersion: pub.version,
+    descriptorHash: pub.record.descriptorHash,
+    endpoints: endpointsOf(ctx, basePath),
+    entities: [...pub.entities.values()].map((e) => ({
+      entityName: e.entityName, collection: e.collection, softDelete: e.softDelete,
+      fields: e.userFields.map((f) => ({ name: f.name, type: f.type, nullable: f.nullable, ...(f.references === null ? {} : { references: f.references }) })),
+    })),
+    operations: [...pub.operations.values()].map((o) => ({
+      operationId: o.operationId, entity: o.entity, kind: o.kind, method: o.method, path: o.path,
+      successStatus: o.successStatus, requiredGrants: o.requiredGrants, bindings: bindingsOf.get(o.operationId) ?? [],
+    })),
+    bindings: pub.bindings.map((b) => ({ bindingId: b.bindingId, protocolKind: b.protocolKind, exposureShape: b.exposureShape, routeOrName: b.routeOrName, descriptorHash: b.descriptorHash })),
+  };
+}
+
+/** `customers list`, `customers get`, `orders items list`: a CLI verb per entity operation. */
+function commandName(collection: string, o: EntityOperation): string {
+  const verb: Record<string, string> = {
+    List: 'list', Read: 'get', Count: 'count', Create: 'create', Update: 'update', Replace: 'replace', Delete: 'delete',
+    BatchCreate: 'batch-create', BatchUpdate: 'batch-update', BatchDelete: 'batch-delete',
+    RelationList: 'list', RelationAttach: 'attach', RelationDetach: 'detach',
+  };
+  return [collection, ...(o.relation === null ? [] : [o.relation]), verb[o.kind] ?? o.kind.toLowerCase()].join(' ');
+}
+
+const pathArgs = (path: string): string[] => [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
+
+function cli(ctx: OperationContext, pub: CompiledPublication, basePath: string): Record<string, unknown> {
+  const scope = ctx.scope!;
+  const collectionOf = new Map([...pub.entities.values()].map((e) => [e.entityName, e.collection]));
+  return {
+    cliDescriptorVersion: 1,
+    tenant: scope.tenant.slug,
+    project: scope.project.slug,
+    branch: scope.branch,
+    publicationVersion: pub.version,
+    basePath,
+    headers: { tenant: 'X-Service-Tenant', project: 'X-Service-Project', branch: 'X-Service-Branch', authorization: 'Authorization: Bearer <token>' },
+    commands: [...pub.operations.values()].map((o) => ({
+      name: commandName(collectionOf.get(o.entity) ?? o.entity, o),
+      operationId: o.operationId,
+      method: o.method,
+      path: `${basePath}${o.path}`,
+      args: pathArgs(o.path),
+      body: o.method === 'POST' || o.method === 'PUT' || o.method === 'PATCH',
+      requiredGrants: o.requiredGrants,
+    })),
+  };
+}
+
+/** Built once per publication and base path, hashed once: a revalidation costs a map hit and a string compare. */
+function memo(ctx: OperationContext, kind: string, build: (pub: CompiledPublication, basePath: string) => Record<string, unknown>): Tagged {
+  const pub = ctx.scope!.publication;
+  const basePath = ctx.inv.basePath === '/v1' ? '/v1' : '/api';
+  return pub.derive(`${kind}${basePath}`, () => tagged(build(pub, basePath)));
+}
+
+const discovery = (id: string, kind: string, build: (ctx: OperationContext, pub: CompiledPublication, basePath: string) => Record<string, unknown>): OperationSpec => ({
+  id, authn: 'user', scope: 'project', grants: noGrants, requestHeaders: ['if-none-match'],
+  execute: async (ctx) => conditional(ctx, memo(ctx, kind, (pub, basePath) => build(ctx, pub, basePath))),
+});
+
+/**
+ * `/api/ContractProjection/descriptor` and `/cli`: what the project's
+ * publication exposes, as documents (like openapi.json, not in the
+ * control-plane envelope, so their ETag is stable across requests).
+ */
+export const CONTRACT_PROJECTION_SPECS = {
+  descriptor: discovery('Discovery.ContractProjection.Descriptor', 'contract-descriptor', descriptor),
+  cli: discovery('Discovery.ContractProjection.Cli', 'contract-cli', cli),
+};

@@ -1,0 +1,83 @@
+import { PROTOCOLS, API_VERSIONS, PLATFORM_SCHEMA_VERSION, PLATFORM_VERSION } from '../../versioning/platform.js';
+import { ENTITY_OPERATION_KINDS } from '../../publication/operations.js';
+import { control } from '../envelopes.js';
+import { noGrants, type OperationContext, type OperationSpec } from '../types.js';
+import { endpointsOf } from './contract-projection.js';
+import { conditional, tagged } from './etag.js';
+
+const admin = (id: string, execute: OperationSpec['execute']): OperationSpec => ({ id, authn: 'admin', scope: 'none', grants: noGrants, execute });
+
+/** What each protocol executes of an entity's operations in this build (docs/versioning-and-records.md). */
+const GRAPHQL_KINDS = new Set(['List', 'Read', 'Create', 'Update', 'Delete']);
+const MCP_KINDS = new Set(['List', 'Read', 'Count', 'Create', 'Update', 'Delete']);
+const CAPABILITIES = [...ENTITY_OPERATION_KINDS, 'Subscribe'] as const;
+
+function matrix(): Record<string, Record<string, boolean>> {
+  const row = (has: (k: string) => boolean): Record<string, boolean> => Object.fromEntries(CAPABILITIES.map((k) => [k, has(k)]));
+  return {
+    rest: row((k) => k !== 'Subscribe'),
+    graphql: row((k) => GRAPHQL_KINDS.has(k) || k === 'Subscribe'),
+    mcp: row((k) => MCP_KINDS.has(k)),
+    realtime: row((k) => k === 'Subscribe'),
+    webhooks: row(() => false),
+    grpc: row(() => false),
+  };
+}
+
+/** Route families the platform admin acts through, from the REST route table. */
+function adminFamilies(ctx: OperationContext): Array<{ family: string; routes: Array<{ method: string; path: string; operationId: string }> }> {
+  const basePath = ctx.inv.basePath === '/v1' ? '/v1' : '/api';
+  const families = new Map<string, Array<{ method: string; path: string; operationId: string }>>();
+  for (const r of ctx.services.routes?.list?.() ?? []) {
+    if (r.authn !== 'admin') continue;
+    const family = r.path.split('/')[0]!;
+    families.set(family, [...(families.get(family) ?? []), { method: r.method, path: `${basePath}/${r.path.replace(/:(\w+)/g, '{$1}')}`, operationId: r.operationId }]);
+  }
+  return [...families].map(([family, routes]) => ({ family, routes }));
+}
+
+export const INTROSPECTION_SPECS = {
+  /** `GET /api/Introspection/surface`: the scoped project's surface, a document with an ETag like the contract projection. */
+  surface: {
+    id: 'Discovery.Introspection.Surface', authn: 'user', scope: 'project', grants: noGrants, requestHeaders: ['if-none-match'],
+    execute: async (ctx) => {
+      const pub = ctx.scope!.publication;
+      const basePath = ctx.inv.basePath === '/v1' ? '/v1' : '/api';
+      return conditional(ctx, pub.derive(`introspection-surface${basePath}`, () => tagged({
+        publicationVersion: pub.version,
+        descriptorHash: pub.record.descriptorHash,
+        endpoints: endpointsOf(ctx, basePath),
+        entities: [...pub.entities.values()].map((e) => ({
+          entityName: e.entityName, collection: e.collection,
+          operations: [...pub.operations.values()].filter((o) => o.entity === e.entityName).map((o) => o.operationId),
+        })),
+        protocols: [...new Set(pub.bindings.map((b) => b.bindingId.split(':')[0]!))],
+        operationCount: pub.operations.size,
+        bindingCount: pub.bindings.length,
+      })));
+    },
+  } satisfies OperationSpec,
+  adminSurface: admin('Discovery.Platform.AdminSurface', async (ctx) => control(ctx, 'AdminSurface', 'read', {
+    platformVersion: PLATFORM_VERSION, apiVersions: [...API_VERSIONS], families: adminFamilies(ctx),
+  })),
+  devBootstrap: admin('Discovery.DevBootstrapDescriptor.Descriptor', async (ctx) => {
+    const basePath = ctx.inv.basePath === '/v1' ? '/v1' : '/api';
+    return control(ctx, 'DevBootstrapDescriptor', 'read', {
+      platformVersion: PLATFORM_VERSION,
+      mode: ctx.services.node.mode,
+      auth: { adminToken: 'SERVICE_ADMIN_TOKEN, or the token generated into DATA_DIR at first start', header: 'Authorization: Bearer <token>' },
+      scopeHeaders: ['X-Service-Tenant', 'X-Service-Project', 'X-Service-Branch'],
+      steps: [
+        { step: 1, method: 'POST', path: `${basePath}/TenantRecord`, body: { slug: '<tenant-slug>', name: '<name>' }, status: 201 },
+        { step: 2, method: 'POST', path: `${basePath}/projects/create`, body: { tenant: '<tenant-slug>', slug: '<project-slug>', name: '<name>' }, status: 201 },
+        { step: 3, method: 'POST', path: `${basePath}/Schema/entities`, headers: ['X-Service-Tenant', 'X-Service-Project'], body: { entityName: '<Entity>', fields: [] }, status: 201 },
+        { step: 4, method: 'POST', path: `${basePath}/identity/register`, headers: ['X-Service-Tenant', 'X-Service-Project'], body: { email: '<email>', password: '<password>' }, status: 201 },
+      ],
+      discovery: [`${basePath}/openapi.json`, `${basePath}/ContractProjection/descriptor`, `${basePath}/ContractProjection/cli`, '/graphql/schema'],
+    });
+  }),
+  capabilityMatrix: admin('Discovery.ExecutionCapabilityMatrix.Matrix', async (ctx) => control(ctx, 'ExecutionCapabilityMatrix', 'read', {
+    platformVersion: PLATFORM_VERSION, platformSchemaVersion: PLATFORM_SCHEMA_VERSION, mode: ctx.services.node.mode,
+    protocols: [...PROTOCOLS], capabilities: [...CAPABILITIES], matrix: matrix(),
+  })),
+};
