@@ -32,6 +32,7 @@ forEachBackend('versioning', (backend: Backend) => {
     assert.match(v.platformVersion, /^\d+\.\d+\.\d+/);
     assert.deepEqual(v.apiVersions, ['v1']);
     assert.deepEqual(controlData(await admin.get('/v1/version'), 200), v);
+    assert.deepEqual(controlData(await admin.with({ token: null }).get('/api/version'), 200), v, 'public: no credential needed');
   });
 
   it('project version vector and publication summaries follow the schema', async () => {
