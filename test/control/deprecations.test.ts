@@ -78,7 +78,13 @@ forEachBackend('binding stability', (backend: Backend) => {
   });
 
   it('Retired fails closed on REST, GraphQL and MCP; the other bindings keep serving', async () => {
-    for (const bindingId of ['rest:Entity.Order.List', 'graphql:Entity.Order.List', 'mcp:Entity.Order.List']) {
+    // Each protocol's binding is retired on its own: with only the REST one retired, GraphQL still serves.
+    controlData(await admin.post('/api/version/deprecations/announce', { bindingId: 'rest:Entity.Order.List', stability: 'Retired' }), 200);
+    expectError(await admin.get('/api/orders'), 404, 'NOT_FOUND', 'ExposureBinding.Retired');
+    const stillServed = await admin.post('/graphql', { query: '{ orders { totalCount } }' });
+    assert.equal(stillServed.body.errors, undefined);
+    assert.equal(stillServed.body.data.orders.totalCount, 0);
+    for (const bindingId of ['graphql:Entity.Order.List', 'mcp:Entity.Order.List']) {
       const rec = controlData(await admin.post('/api/version/deprecations/announce', { bindingId, stability: 'Retired' }), 200);
       assert.equal(rec.stability, 'Retired');
     }
