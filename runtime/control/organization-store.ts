@@ -41,11 +41,17 @@ export async function updateOrganizationRow(db: SqlClient, tenantId: string, id:
 
 /** Deletes an organization no project names (409 otherwise: move or delete those projects first). */
 export async function deleteOrganizationRow(db: SqlClient, tenantId: string, id: string): Promise<void> {
+  const hasProjects = () => conflict('Organization.HasProjects', 'move or delete the organization\'s projects first');
   await db.transaction(async (tx) => {
     const used = await tx.query(`SELECT 1 FROM ${S}.projects WHERE organization_id = $1 LIMIT 1`, [id]);
-    if (used.rows.length > 0) throw conflict('Organization.HasProjects', 'move or delete the organization\'s projects first');
+    if (used.rows.length > 0) throw hasProjects();
     const res = await tx.query(`DELETE FROM ${S}.organizations WHERE id = $1 AND tenant_id = $2 RETURNING id`, [id, tenantId]);
     if (res.rows.length === 0) throw notFound('Organization.NotFound', 'organization not found');
+  }).catch((err: unknown) => {
+    // A project moved into it (Project actor) between the check and the delete: the RESTRICT key refuses.
+    const state = sqlstateOf(err);
+    if (state === SQLSTATE.FOREIGN_KEY_VIOLATION || state === SQLSTATE.RESTRICT_VIOLATION) throw hasProjects();
+    throw err;
   });
 }
 

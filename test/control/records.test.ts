@@ -114,6 +114,17 @@ forEachBackend('records', (backend: Backend) => {
     expectError(await admin.delete(`/api/OrganizationRecord/${org.id}`), 409, 'CONFLICT', 'Organization.HasProjects');
     expectStatus(await admin.delete(`/api/ProjectRecord/${a.id}`), 204);
     expectStatus(await admin.delete(`/api/OrganizationRecord/${org.id}`), 204);
+
+    // A project with surfaces, announcements and upgrade plans deletes with them; an empty tenant with organizations too.
+    const scoped = admin.with({ tenant: t.slug, project: 'c' });
+    controlData(await scoped.post('/api/Surface', { name: 's', kind: 'AdminSurface', version: '1.0.0' }), 201);
+    controlData(await admin.post(`/api/version/projects/${c.id}/foundation/adopt`, { profileName: 'standard', foundationVersion: '1.0.0' }), 200);
+    controlData(await admin.post(`/api/version/projects/${c.id}/upgrade/plan`, { targetVersion: '1.1.0' }), 201);
+    await defineEntity(scoped, { entityName: 'Thing', fields: [{ name: 'n', type: 'Int', nullable: true }] });
+    controlData(await scoped.post('/api/version/deprecations/announce', { bindingId: 'rest:Entity.Thing.List', replacement: '/x' }), 200);
+    for (const id of [b.id, c.id]) expectStatus(await admin.delete(`/api/ProjectRecord/${id}`), 204);
+    expectStatus(await admin.delete(`/api/TenantRecord/${t.id}`), 204);
+    expectError(await admin.get(`/api/OrganizationRecord/${other.id}`), 404, 'NOT_FOUND', 'Organization.NotFound');
   });
 
   it('root-project/current answers the topmost ancestor, or the project itself', async () => {
