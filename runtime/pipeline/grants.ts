@@ -10,13 +10,13 @@ export function grantCovered(held: ReadonlySet<string>, required: string): boole
 }
 
 /**
- * The exposure binding a refusal names: a GraphQL root field's or MCP
- * tool's own binding (`graphql:Entity.Order.Create`, `mcp:Entity.Order.Create`),
- * otherwise the REST one.
+ * The exposure binding an invocation resolves to (refusals name it; binding
+ * stability is keyed by it): an entity operation's own binding on the protocol
+ * it came by (`graphql:Entity.Order.Create`, `mcp:…`, `grpc:…`), otherwise the REST one.
  */
 export const bindingIdOf = (ctx: OperationContext): string => {
   const p = ctx.inv.protocol;
-  return `${(p === 'graphql' || p === 'mcp') && ctx.operationId.startsWith('Entity.') ? p : 'rest'}:${ctx.operationId}`;
+  return `${p !== 'rest' && ctx.operationId.startsWith('Entity.') ? p : 'rest'}:${ctx.operationId}`;
 };
 
 /** What the caller holds: `all` for the admin; the grant strings (with their policy parts) otherwise. */
