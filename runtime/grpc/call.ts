@@ -9,7 +9,7 @@ import { runUnary } from './unary.js';
 /** What `Grpc.Call` carries in `inv.body`: the call, and how a Watch tells the client it is attached. */
 export interface GrpcCallBody {
   exchange: GrpcExchange;
-  /** Sends the response headers (a Watch is attached to the hub: changes from now on are delivered). */
+  /** Sends the response headers with the call's correlationId (a Watch: attached to the hub, changes from now on are delivered). */
   started: () => void;
 }
 
@@ -41,7 +41,7 @@ export async function runGrpcCall(ctx: OperationContext, dispatch: DispatchFn): 
       case 'Delete':
         return reply({ kind: 'message', bytes: await runUnary(cc, ex.method, ex.request!) });
       case 'StreamList':
-        return reply(await runStreamList(cc, ex, ex.request!));
+        return reply(await runStreamList(cc, ex, ex.request!, started));
       case 'Watch':
         return reply(await runWatch(cc, ex, ex.request!, started));
       case 'BatchCreate':

@@ -23,15 +23,20 @@ const DONE: GrpcReply = { kind: 'done' };
  * page plus the transport's buffer is held. A call that ended (cancel,
  * deadline, server stop) queries no further page.
  */
-export async function runStreamList(cc: CallContext, ex: GrpcExchange, request: Uint8Array): Promise<GrpcReply> {
+export async function runStreamList(cc: CallContext, ex: GrpcExchange, request: Uint8Array, started: () => void): Promise<GrpcReply> {
   const t = cc.types;
   const m = decodeMessage(t.listRequest, request);
   const size = typeof m.page_size === 'number' && m.page_size !== 0 ? m.page_size : STREAM_BATCH;
   let token = typeof m.page_token === 'string' ? m.page_token : '';
+  let first = true;
   for (;;) {
     if (ex.ended) return DONE;
     const result = await dispatchEntity(cc, 'List', { args: listArgsOf({ ...m, page_token: token, include_total: false }, size) });
     const body = result.body as { data: Array<Record<string, unknown>>; page: Page };
+    if (first) {
+      first = false;
+      started();
+    }
     for (const row of body.data) {
       if (ex.ended) return DONE;
       if (!ex.write(encodeMessage(t.row, messageOfRow(t.entity, row)))) await ex.drained();
