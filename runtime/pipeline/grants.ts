@@ -10,11 +10,11 @@ export function grantCovered(held: ReadonlySet<string>, required: string): boole
 }
 
 /**
- * The exposure binding a refusal names: a GraphQL root field's own binding
- * (`graphql:Entity.Order.Create`), otherwise the REST one.
+ * The exposure binding a refusal names: a GraphQL root field's or gRPC
+ * method's own binding (`graphql:Entity.Order.Create`, `grpc:Entity.Order.Create`), otherwise the REST one.
  */
 const bindingIdOf = (ctx: OperationContext): string =>
-  `${ctx.inv.protocol === 'graphql' && ctx.operationId.startsWith('Entity.') ? 'graphql' : 'rest'}:${ctx.operationId}`;
+  `${(ctx.inv.protocol === 'graphql' || ctx.inv.protocol === 'grpc') && ctx.operationId.startsWith('Entity.') ? ctx.inv.protocol : 'rest'}:${ctx.operationId}`;
 
 /**
  * Stage 4: capability grants. The platform admin holds every grant.

@@ -1,4 +1,5 @@
 import { entityTypeNames } from '../graphql/names.js';
+import { grpcBindings } from './grpc-bindings.js';
 import type { EntityOperation, EntityOperationKind } from './operations.js';
 import { canonicalJson, sha256Hex } from './hash.js';
 import type { PublicationRecord } from './record.js';
@@ -14,8 +15,8 @@ export interface ExposureBinding {
   surfaceVersion: string;
   capabilityId: string;
   capabilityNodeId: string;
-  protocolKind: 'Rest' | 'OpenApi' | 'GraphQL';
-  exposureShape: 'RestRoute' | 'OpenApiOperation' | 'GraphQLField' | 'GraphQLMutation' | 'GraphQLSubscription';
+  protocolKind: 'Rest' | 'OpenApi' | 'GraphQL' | 'Grpc';
+  exposureShape: 'RestRoute' | 'OpenApiOperation' | 'GraphQLField' | 'GraphQLMutation' | 'GraphQLSubscription' | 'GrpcMethod';
   routeOrName: string;
   inputContractRef: string;
   outputContractRef: string;
@@ -83,6 +84,7 @@ export function buildBindings(pub: Pick<PublicationRecord, 'tenantId' | 'project
     const n = entityTypeNames(entity);
     out.push(graphqlBinding(pub, `Entity.${entity}.Subscribe`, entity, { shape: 'GraphQLSubscription', name: `Subscription.${n.changedField}`, input: n.filter, output: n.change }, read?.requiredGrants ?? [`entity:${entity}:read`], null));
   }
+  out.push(...grpcBindings(pub, ops));
   return out;
 }
 

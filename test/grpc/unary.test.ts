@@ -191,6 +191,28 @@ forEachBackend('gRPC unary calls', (backend: Backend) => {
     assert.deepEqual([record.operationId, record.decision, record.protocol], ['Entity.Order.List', 'Allow', 'grpc']);
   });
 
+  it('lists a GrpcMethod binding per method with its REST twin\'s grant set and a deterministic descriptorHash', async () => {
+    const read = async () => (await admin.get('/api/Schema/entities/metadata/Order')).body.data;
+    const meta = await read();
+    const grpcBindings = meta.bindings.filter((b: any) => b.protocolKind === 'Grpc');
+    assert.deepEqual(grpcBindings.map((b: any) => [b.bindingId, b.exposureShape, b.routeOrName]), [
+      ['grpc:Entity.Order.Read', 'GrpcMethod', 'service.app.OrderService/Get'],
+      ['grpc:Entity.Order.List', 'GrpcMethod', 'service.app.OrderService/List'],
+      ['grpc:Entity.Order.Create', 'GrpcMethod', 'service.app.OrderService/Create'],
+      ['grpc:Entity.Order.Update', 'GrpcMethod', 'service.app.OrderService/Update'],
+      ['grpc:Entity.Order.Delete', 'GrpcMethod', 'service.app.OrderService/Delete'],
+      ['grpc:Entity.Order.List.Stream', 'GrpcMethod', 'service.app.OrderService/StreamList'],
+      ['grpc:Entity.Order.BatchCreate', 'GrpcMethod', 'service.app.OrderService/BatchCreate'],
+      ['grpc:Entity.Order.Subscribe', 'GrpcMethod', 'service.app.OrderService/Watch'],
+    ]);
+    const rest = new Map<string, any>(meta.bindings.filter((b: any) => b.protocolKind === 'Rest').map((b: any) => [b.capabilityId, b]));
+    for (const b of grpcBindings) {
+      assert.deepEqual(b.requiredGrantSet, rest.get(b.capabilityId)?.requiredGrantSet ?? ['entity:Order:read'], b.bindingId);
+      assert.match(b.descriptorHash, /^sha256:[0-9a-f]{64}$/);
+    }
+    assert.deepEqual((await read()).bindings, meta.bindings, 'the same publication yields the same bindings');
+  });
+
   it('authority is REST\'s: a read-only user reads, Create is PERMISSION_DENIED with RequiredGrantMissing; a token of another project is UNAUTHENTICATED', async () => {
     expectStatus(await admin.post(`/api/projects/${projectId}/capability-grants`, { role: 'authenticated', grant: 'entity:Order:read' }), 201);
     const anon = admin.with({ token: null });
@@ -206,6 +228,7 @@ forEachBackend('gRPC unary calls', (backend: Backend) => {
     assert.deepEqual([t.code, t.reasonCode], ['ACCESS_DENIED', 'ExposureBinding.RequiredGrantMissing']);
     const record = await explainRecord(admin, t.correlationId, 'Entity.Order.Create');
     assert.deepEqual([record.decision, record.reasonCode, record.protocol], ['Deny', 'ExposureBinding.RequiredGrantMissing', 'grpc']);
+    assert.equal(record.bindingId, 'grpc:Entity.Order.Create', 'the refusal names the gRPC binding');
     const cust = await unary(customers, 'List', {}, user);
     assert.equal(cust.error?.code, grpc.status.PERMISSION_DENIED);
     const other = await bootstrapProject(server.url, server.adminToken);
