@@ -1,5 +1,5 @@
 import { grpcEntityNames, PROTO_PACKAGE, servableGrpcEntities, type GrpcMethodName } from '../grpc/names.js';
-import type { ExposureBinding } from './bindings.js';
+import type { ExposureBinding } from './exposure-binding.js';
 import { canonicalJson, sha256Hex } from './hash.js';
 import type { EntityOperation, EntityOperationKind } from './operations.js';
 import type { PublicationRecord } from './record.js';
