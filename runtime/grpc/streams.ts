@@ -2,6 +2,7 @@ import { ServiceError, validationFailed } from '../errors/service-error.js';
 import type { Page } from '../operations/envelopes.js';
 import { REALTIME_SPECS } from '../operations/realtime/index.js';
 import type { ChangeNotice, PreparedSubscription, RealtimeRecipient } from '../realtime/hub.js';
+import { connectionOwner, grantsChangedError, ownerEndedError, projectConnections, sessionConnections } from '../realtime/session-connections.js';
 import { decodeMessage, encodeMessage } from './decode.js';
 import { dispatchEntity, Refused, type CallContext } from './entity-call.js';
 import type { GrpcExchange, GrpcReply } from './exchange.js';
@@ -91,23 +92,27 @@ export async function runWatch(cc: CallContext, ex: GrpcExchange, request: Uint8
     authenticated: cc.ctx.actor,
   });
   if (!twin.ok) throw new Refused(twin.error);
-  let overflowed = false;
+  // Why the stream ends before the client does: a slow consumer, its session revoked, or its project's grants changed.
+  let endedWith: ServiceError | null = null;
   let overflow: () => void = () => {};
   const stopped = new Promise<void>((resolve) => {
     overflow = resolve;
   });
+  const stop = (error: ServiceError): void => {
+    endedWith ??= error;
+    overflow();
+  };
   let backlog = 0;
   let waiting = false;
   const recipient: RealtimeRecipient = {
     send: () => {},
     notify: (change: ChangeNotice) => {
-      if (ex.ended || overflowed) return;
+      if (ex.ended || endedWith !== null) return;
       const msg: Message = { kind: change.kind, entity_id: change.entityId, changed_fields: [...change.changedFields] };
       if (ex.write(encodeMessage(t.change, msg))) return;
       backlog++;
       if (backlog > MAX_WATCH_BACKLOG) {
-        overflowed = true;
-        overflow();
+        stop(new ServiceError('QUOTA_EXCEEDED', 'Realtime.SlowConsumer', 'slow consumer: too many unsent changes'));
       } else if (!waiting) {
         waiting = true;
         void ex.drained().then(() => {
@@ -123,12 +128,18 @@ export async function runWatch(cc: CallContext, ex: GrpcExchange, request: Uint8
   } catch (err) {
     throw new ServiceError('UNAVAILABLE', 'Realtime.FollowerUnavailable', 'the event log cannot be followed right now', { retryable: true }, err);
   }
+  // As a realtime connection: a revoked session (or deleted API key) ends it, and so does a grant change in its
+  // project (it was authorized once, at subscribe); the client subscribes again to be authorized anew.
+  const owner = connectionOwner(cc.ctx.actor);
+  const untrack = sessionConnections.track(owner, () => stop(ownerEndedError(owner!, 'stream')));
+  const untrackProject = owner === null ? () => {} : projectConnections.track(cc.ctx.scope!.project.id, () => stop(grantsChangedError('stream')));
   try {
     started();
     await Promise.race([ex.whenEnded, stopped]);
   } finally {
+    untrack();
+    untrackProject();
     detach();
   }
-  if (overflowed) return { kind: 'error', error: new ServiceError('QUOTA_EXCEEDED', 'Realtime.SlowConsumer', 'slow consumer: too many unsent changes') };
-  return DONE;
+  return endedWith === null ? DONE : { kind: 'error', error: endedWith };
 }

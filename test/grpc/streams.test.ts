@@ -178,6 +178,22 @@ forEachBackend('gRPC streams', (backend: Backend) => {
     assert.equal(serviceTrailers(denied.status.metadata).code, 'ACCESS_DENIED');
     const bad = await collect(items.Watch({ filter: '{' }, md));
     assert.equal(bad.status.code, grpc.status.INVALID_ARGUMENT);
-    assert.ok(projectId.length > 0);
+  });
+
+  it('a Watch ends with PERMISSION_DENIED (Realtime.GrantsChanged) when a grant of its project is deleted', async () => {
+    const grant = await admin.post(`/api/projects/${projectId}/capability-grants`, { role: 'authenticated', grant: 'entity:Item:read' });
+    expectStatus(grant, 201);
+    const anon = admin.with({ token: null });
+    const email = `${randomUUID()}@example.com`;
+    expectStatus(await anon.post('/api/identity/register', { email, password: 'long enough pw' }), 201);
+    const login = await anon.post('/api/identity/login', { email, password: 'long enough pw' });
+    const call = items.Watch({}, metadata(login.body.accessToken, tenant, project));
+    const ended = collect(call);
+    await new Promise((resolve) => call.once('metadata', resolve));
+    const gone = await admin.delete(`/api/projects/${projectId}/capability-grants/${grant.body.data.grantId}`);
+    assert.ok(gone.status === 200 || gone.status === 204, String(gone.status));
+    const s = await ended;
+    assert.equal(s.status.code, grpc.status.PERMISSION_DENIED);
+    assert.equal(serviceTrailers(s.status.metadata).reasonCode, 'Realtime.GrantsChanged');
   });
 });
