@@ -23,6 +23,7 @@ import { call, expectStatus } from '../http-call.js';
 import { freePort, startNodeServer, type ChildServer } from '../server-process.js';
 import { ensureWrk, runWrk, writeScript } from '../hot-path/wrk.js';
 import type { LoadConfig, LoadResult } from './load.js';
+import { ensureH2load, runH2load, writeGrpcBody } from './h2load.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = resolve(HERE, '..', '..');
@@ -34,6 +35,10 @@ const cfg = {
   concurrency: intEnv('BENCH_CONNECTIONS', 32, 1),
   channels: intEnv('BENCH_GRPC_CHANNELS', 4, 1),
   databaseUrl: process.env.BENCH_DATABASE_URL ?? null,
+  /** Only these workloads (names as printed, comma-separated); all by default. */
+  only: process.env.BENCH_WORKLOADS?.split(',').map((x) => x.trim()) ?? null,
+  /** Write the server's V8 CPU profile here (node --cpu-prof), for bench/hot-path/profile-summary.js. */
+  cpuProfileDir: process.env.BENCH_CPU_PROF_DIR ?? null,
 };
 const log = (s: string): void => console.log(`[bench:grpc] ${s}`);
 
@@ -90,6 +95,7 @@ function streamAll(port: number, md: grpc.Metadata, request: Buffer, pid: number
 
 async function main(): Promise<void> {
   ensureWrk();
+  const h2load = ensureH2load();
   let db: ScratchDatabase | null = null;
   if (cfg.databaseUrl !== null) db = await createScratchDatabase(cfg.databaseUrl);
   const adminToken = `bench-admin-${Math.random().toString(36).slice(2)}`;
@@ -98,6 +104,7 @@ async function main(): Promise<void> {
   try {
     server = await startNodeServer({
       name: 'plinth', script: join(ROOT, 'main.js'), cwd: ROOT, host: '127.0.0.1', verbose: false, startTimeoutMs: 60_000, unsetEnv: ['DATABASE_URL', 'NATS_URL'],
+      ...(cfg.cpuProfileDir === null ? {} : { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${cfg.cpuProfileDir}`] }),
       env: { SERVICE_ADMIN_TOKEN: adminToken, DATA_DIR: 'memory:', LOG_LEVEL: 'warn', GRPC_PORT: String(grpcPort), ...(db === null ? {} : { DATABASE_URL: db.url, DB_POOL_SIZE: '10' }) },
     });
     const url = server.url;
@@ -141,15 +148,26 @@ async function main(): Promise<void> {
       ['REST W2 (node)', () => runLoad({ ...base, kind: 'http', target: url, paths: listPaths, headers })],
       ['gRPC List', () => runLoad({ ...base, kind: 'grpc', target: `127.0.0.1:${grpcPort}`, path: '/service.app.OrderService/List', messages: STATUSES.map((s) => enc('ListOrdersRequest', { page_size: 20, filter: filterOf(s), sort: '-createdAt' })), headers: grpcMd })],
     ];
+    if (h2load) {
+      // Native on both sides: wrk for REST, h2load for gRPC (one request message each: one id, one status).
+      const h2 = (path: string, type: string, message: object) => () => runH2load(`http://127.0.0.1:${grpcPort}${path}`, writeGrpcBody(dir, type, Buffer.from(enc(type, message), 'base64')), grpcMd, {
+        clients: Math.max(1, Math.min(cfg.concurrency, 4)), streams: Math.max(1, Math.ceil(cfg.concurrency / 4)), warmupS: cfg.warmupS, durationS: cfg.durationS,
+      });
+      plan.splice(3, 0, ['gRPC Get (h2load)', h2('/service.app.OrderService/Get', 'GetOrderRequest', { id: ids[0]! })]);
+      plan.push(['gRPC List (h2load)', h2('/service.app.OrderService/List', 'ListOrdersRequest', { page_size: 20, filter: filterOf('paid'), sort: '-createdAt' })]);
+    }
     for (const [name, run] of plan) {
+      if (cfg.only !== null && !cfg.only.includes(name)) continue;
       const r = await run();
       results[name] = r;
-      log(`${name.padEnd(16)} ${r.reqPerSec.toFixed(0).padStart(7)} req/s  p50 ${r.p50Ms.toFixed(2)} ms  p99 ${r.p99Ms.toFixed(2)} ms  errors ${r.errors}`);
+      log(`${name.padEnd(18)} ${r.reqPerSec.toFixed(0).padStart(7)} req/s  p50 ${r.p50Ms.toFixed(2)} ms  p99 ${r.p99Ms.toFixed(2)} ms  errors ${r.errors}`);
     }
-    const ratio = (a: string, b: string): string => (results[a]!.reqPerSec / results[b]!.reqPerSec).toFixed(2);
+    const ratio = (a: string, b: string): string => (results[a] === undefined || results[b] === undefined ? '-' : (results[a]!.reqPerSec / results[b]!.reqPerSec).toFixed(2));
     log(`gRPC Get / REST W1: ${ratio('gRPC Get', 'REST W1 (node)')}x (Node client both), ${ratio('gRPC Get', 'REST W1 (wrk)')}x (vs wrk)`);
     log(`gRPC List / REST W2: ${ratio('gRPC List', 'REST W2 (node)')}x (Node client both), ${ratio('gRPC List', 'REST W2 (wrk)')}x (vs wrk)`);
+    log(`native clients (h2load / wrk): Get ${ratio('gRPC Get (h2load)', 'REST W1 (wrk)')}x, List ${ratio('gRPC List (h2load)', 'REST W2 (wrk)')}x`);
 
+    if (cfg.only !== null && !cfg.only.includes('StreamList')) return;
     const md = new grpc.Metadata();
     for (const [k, v] of Object.entries(grpcMd)) md.set(k, v);
     const streamReq = (limit: number | null): Buffer => Buffer.from(root.lookupType('service.app.ListRowsRequest').encode(limit === null ? { sort: 'n' } : { sort: 'n', filter: JSON.stringify({ n: { lt: limit } }) }).finish());
