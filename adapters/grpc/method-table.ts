@@ -21,13 +21,22 @@ export class MethodTable extends Map<string, MethodHandler> {
     super();
   }
 
+  /** Entity handlers made so far (stateless, so shared by every call of their path); bounded, since paths come from clients. */
+  private readonly made = new Map<string, MethodHandler>();
+
   override get(path: string): MethodHandler | undefined {
-    const own = super.get(path);
+    const own = super.get(path) ?? this.made.get(path);
     if (own !== undefined) return own;
     const parsed = parseMethodPath(path);
-    return parsed === null ? unimplemented(path) : entityMethodHandler(path, parsed.service, parsed.method, this.services, this.active);
+    if (parsed === null) return unimplemented(path);
+    const handler = entityMethodHandler(path, parsed.service, parsed.method, this.services, this.active);
+    if (this.made.size >= MAX_MADE) this.made.clear();
+    this.made.set(path, handler);
+    return handler;
   }
 }
+
+const MAX_MADE = 4096;
 
 /** A bidi handler answers at once, whatever the client streams, so every call shape gets the status. */
 function unimplemented(path: string): MethodHandler {

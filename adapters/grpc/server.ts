@@ -28,6 +28,8 @@ export async function startGrpcServer(services: Services, host: string, port: nu
   const server = new grpc.Server({
     'grpc.max_receive_message_length': opts.maxMessageBytes,
     'grpc.max_send_message_length': -1,
+    // Channelz bookkeeping costs every call a few listeners and counters; nothing here reads it.
+    'grpc.enable_channelz': 0,
   });
   const active: ActiveCalls = new Set();
   // grpc-js keeps its handlers in this Map (a plain property); the table adds the per-call entity paths.
