@@ -18,11 +18,10 @@ const DONE: GrpcReply = { kind: 'done' };
 
 /**
  * StreamList: every matching row in sort order, one List page at a time
- * through the keyset cursor. Each row waits for the transport's buffer to
- * drain before the next is written, and the next page is queried only when
- * the page before is written: a slow reader slows the query, and at most one
- * page plus the transport's buffer is held. A call that ended (cancel,
- * deadline, server stop) queries no further page.
+ * through the keyset cursor. A page is written whole; the next is queried
+ * only once the transport's buffer drained: a slow reader slows the query,
+ * and at most one page (≤ 200 rows) plus the transport's buffer is held. A
+ * call that ended (cancel, deadline, server stop) queries no further page.
  */
 export async function runStreamList(cc: CallContext, ex: GrpcExchange, request: Uint8Array, started: () => void): Promise<GrpcReply> {
   const t = cc.types;
@@ -38,11 +37,14 @@ export async function runStreamList(cc: CallContext, ex: GrpcExchange, request: 
       first = false;
       started();
     }
+    let full = false;
     for (const row of body.data) {
       if (ex.ended) return DONE;
-      if (!ex.write(encodeMessage(t.row, messageOfRow(t.entity, row)))) await ex.drained();
+      full = !ex.write(encodeMessage(t.row, messageOfRow(t.entity, row))) || full;
     }
     if (body.page.next === undefined) return DONE;
+    // The next page waits until the transport took this one: a slow reader holds at most one page here.
+    if (full) await ex.drained();
     token = body.page.next;
   }
 }
