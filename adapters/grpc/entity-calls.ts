@@ -28,6 +28,10 @@ export const passThrough = (bytes: Buffer): Buffer => bytes;
 
 const STOPPING: ServiceError['code'] = 'UNAVAILABLE';
 
+/** protobufjs writes Buffers in Node: no copy then. */
+const asBuffer = (bytes: Uint8Array | null): Buffer =>
+  bytes === null ? Buffer.alloc(0) : Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+
 type Ending = { code: number; details: string; metadata: grpc.Metadata };
 
 /** What a call ends with: the reply, a refusal, or (a server stop) UNAVAILABLE so the client retries elsewhere. */
@@ -71,7 +75,7 @@ export function entityMethodHandler(path: string, service: string, method: GrpcM
     const func = (call: grpc.ServerUnaryCall<Buffer, Buffer> | grpc.ServerReadableStream<Buffer, Buffer>, callback: grpc.sendUnaryData<Buffer>): void => {
       void run(call, type === 'unary' ? (call as grpc.ServerUnaryCall<Buffer, Buffer>).request : null).then(({ ending, message, correlationId }) => {
         if (ending !== null) callback(ending);
-        else callback(null, Buffer.from(message ?? new Uint8Array()), okTrailers(correlationId));
+        else callback(null, asBuffer(message), okTrailers(correlationId));
       });
     };
     return { func, serialize: passThrough, deserialize: passThrough, type, path };

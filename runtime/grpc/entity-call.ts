@@ -1,4 +1,5 @@
 import type { EntityArgs } from '../entities/entity-args.js';
+import type { ServiceError } from '../errors/service-error.js';
 import type { EntityOperationKind } from '../publication/operations.js';
 import { ENTITY_SPECS } from '../operations/entity/index.js';
 import type { Invocation, OperationContext, Result } from '../operations/types.js';
@@ -16,7 +17,7 @@ export interface CallContext {
 
 /** The outcome of one dispatched operation: its result, or the ServiceError it was refused with (already recorded). */
 export class Refused {
-  constructor(readonly error: import('../errors/service-error.js').ServiceError) {}
+  constructor(readonly error: ServiceError) {}
 }
 
 /**

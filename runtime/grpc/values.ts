@@ -52,7 +52,7 @@ export function valueOfJson(v: unknown, depth = 0): Message {
 /** google.protobuf.Value → JSON; undefined when nested too deep. */
 export function jsonOfValue(m: Message, depth = 0): unknown {
   if (depth > MAX_VALUE_DEPTH) return undefined;
-  if (m.numberValue !== undefined && Object.prototype.hasOwnProperty.call(m, 'numberValue')) return m.numberValue;
+  if (Object.prototype.hasOwnProperty.call(m, 'numberValue')) return m.numberValue;
   if (Object.prototype.hasOwnProperty.call(m, 'stringValue')) return m.stringValue;
   if (Object.prototype.hasOwnProperty.call(m, 'boolValue')) return m.boolValue;
   if (Object.prototype.hasOwnProperty.call(m, 'listValue')) {

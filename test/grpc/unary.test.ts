@@ -189,6 +189,14 @@ forEachBackend('gRPC unary calls', (backend: Backend) => {
     assert.match(id, /^[0-9a-f-]{36}$/);
     const record = await explainRecord(admin, id, 'Entity.Order.List');
     assert.deepEqual([record.operationId, record.decision, record.protocol], ['Entity.Order.List', 'Allow', 'grpc']);
+    // The usage event names the protocol, as a GraphQL call's does (usage is flushed in the background).
+    let event: any;
+    for (let i = 0; i < 100 && event === undefined; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      event = ((await admin.get(`/api/Usage/${projectId}/events`)).body?.data ?? []).find((e: any) => e.correlationId === id);
+    }
+    assert.ok(event !== undefined, 'the usage event arrives');
+    assert.deepEqual([event.kind, event.quantity, event.operationId, event.dimensions], ['read.monthly', 1, 'Entity.Order.List', { entity: 'Order', protocol: 'grpc' }]);
   });
 
   it('lists a GrpcMethod binding per method with its REST twin\'s grant set and a deterministic descriptorHash', async () => {
