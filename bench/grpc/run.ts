@@ -34,6 +34,8 @@ const cfg = {
   durationS: intEnv('BENCH_DURATION_S', 8, 1),
   concurrency: intEnv('BENCH_CONNECTIONS', 32, 1),
   channels: intEnv('BENCH_GRPC_CHANNELS', 4, 1),
+  /** h2load connections; the calls in flight (BENCH_CONNECTIONS) are spread over them as streams. */
+  h2Clients: intEnv('BENCH_H2_CLIENTS', 4, 1),
   databaseUrl: process.env.BENCH_DATABASE_URL ?? null,
   /** Only these workloads (names as printed, comma-separated); all by default. */
   only: process.env.BENCH_WORKLOADS?.split(',').map((x) => x.trim()) ?? null,
@@ -151,7 +153,7 @@ async function main(): Promise<void> {
     if (h2load) {
       // Native on both sides: wrk for REST, h2load for gRPC (one request message each: one id, one status).
       const h2 = (path: string, type: string, message: object) => () => runH2load(`http://127.0.0.1:${grpcPort}${path}`, writeGrpcBody(dir, type, Buffer.from(enc(type, message), 'base64')), grpcMd, {
-        clients: Math.max(1, Math.min(cfg.concurrency, 4)), streams: Math.max(1, Math.ceil(cfg.concurrency / 4)), warmupS: cfg.warmupS, durationS: cfg.durationS,
+        clients: Math.min(cfg.concurrency, cfg.h2Clients), streams: Math.max(1, Math.ceil(cfg.concurrency / Math.min(cfg.concurrency, cfg.h2Clients))), warmupS: cfg.warmupS, durationS: cfg.durationS,
       });
       plan.splice(3, 0, ['gRPC Get (h2load)', h2('/service.app.OrderService/Get', 'GetOrderRequest', { id: ids[0]! })]);
       plan.push(['gRPC List (h2load)', h2('/service.app.OrderService/List', 'ListOrdersRequest', { page_size: 20, filter: filterOf('paid'), sort: '-createdAt' })]);
