@@ -62,3 +62,17 @@ export function runH2load(url: string, body: string, headers: Record<string, str
     });
   });
 }
+
+/** One server-streaming call read to its end by h2load: its wall time in seconds (the stream's rows are counted by the caller). */
+export function timeOneStream(url: string, body: string, headers: Record<string, string>): Promise<number> {
+  const args = ['-n', '1', '-c', '1', '-t', '1', '-d', body, '-H', 'content-type: application/grpc', '-H', 'te: trailers',
+    ...Object.entries(headers).flatMap(([k, v]) => ['-H', `${k}: ${v}`]), url];
+  return new Promise((resolve, reject) => {
+    execFile('h2load', args, { maxBuffer: 8 * 1024 * 1024 }, (err, stdout) => {
+      const finished = /finished in ([\d.]+)(m?s)/.exec(stdout);
+      const ok = /requests: 1 total, 1 started, 1 done, 1 succeeded/.test(stdout);
+      if (finished === null || !ok) return reject(new Error(`h2load stream failed${err ? ` (${err.message})` : ''}: ${stdout.slice(-600)}`));
+      resolve(Number(finished[1]) / (finished[2] === 'ms' ? 1000 : 1));
+    });
+  });
+}
