@@ -156,7 +156,7 @@ forEachBackend('gRPC streams', (backend: Backend) => {
     expectStatus(row, 201);
     expectStatus(await admin.patch(`/api/items/${row.body.data.id}`, { label: 'renamed' }), 200);
     expectStatus(await admin.delete(`/api/items/${row.body.data.id}`), 204);
-    for (let i = 0; i < 100 && changes.length < 3; i++) await sleep(50);
+    for (let i = 0; i < 400 && changes.length < 3; i++) await sleep(50);
     call.cancel();
     assert.deepEqual(changes.map((c) => c.kind), ['created', 'updated', 'deleted']);
     for (const c of changes) {
