@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type * as grpc from '@grpc/grpc-js';
 import { dispatch } from '../../runtime/dispatch.js';
 import { maskError } from '../../runtime/errors/mask.js';
@@ -33,6 +34,12 @@ const asBuffer = (bytes: Uint8Array | null): Buffer =>
   bytes === null ? Buffer.alloc(0) : Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 
 type Ending = { code: number; details: string; metadata: grpc.Metadata };
+
+/** A failure outside dispatch (reading the call itself): masked and logged, never a crash of the process. */
+function internal(err: unknown, services: Services): Ending {
+  const correlationId = randomUUID();
+  return serviceErrorOf(grpcStatusOf(maskError(err, correlationId, services.log), correlationId));
+}
 
 /** What a call ends with: the reply, a refusal, or (a server stop) UNAVAILABLE so the client retries elsewhere. */
 function endingOf(reply: GrpcReply | { kind: 'refused'; error: ServiceError }, ex: CallExchange, correlationId: string): Ending | null {
@@ -73,18 +80,20 @@ export function entityMethodHandler(path: string, service: string, method: GrpcM
 
   if (type === 'unary' || type === 'clientStream') {
     const func = (call: grpc.ServerUnaryCall<Buffer, Buffer> | grpc.ServerReadableStream<Buffer, Buffer>, callback: grpc.sendUnaryData<Buffer>): void => {
-      void run(call, type === 'unary' ? (call as grpc.ServerUnaryCall<Buffer, Buffer>).request : null).then(({ ending, message, correlationId }) => {
+      run(call, type === 'unary' ? (call as grpc.ServerUnaryCall<Buffer, Buffer>).request : null).then(({ ending, message, correlationId }) => {
         if (ending !== null) callback(ending);
         else callback(null, asBuffer(message), okTrailers(correlationId));
-      });
+      }).catch((err: unknown) => callback(internal(err, services)));
     };
     return { func, serialize: passThrough, deserialize: passThrough, type, path };
   }
   const func = (call: grpc.ServerWritableStream<Buffer, Buffer>): void => {
-    void run(call, call.request).then(({ ending, correlationId }) => {
+    run(call, call.request).then(({ ending, correlationId }) => {
       if (call.cancelled) return; // grpc-js already ended it (CANCELLED or DEADLINE_EXCEEDED)
       if (ending !== null) call.emit('error', ending);
       else call.end(okTrailers(correlationId));
+    }).catch((err: unknown) => {
+      if (!call.cancelled) call.emit('error', internal(err, services));
     });
   };
   return { func, serialize: passThrough, deserialize: passThrough, type, path };

@@ -17,6 +17,7 @@ export class CallExchange implements GrpcExchange {
   readonly whenEnded: Promise<void>;
   private resolveEnded!: () => void;
   private reader: AsyncIterator<Buffer> | null = null;
+  private drainWaiters: Array<() => void> = [];
 
   constructor(
     readonly service: string,
@@ -38,6 +39,8 @@ export class CallExchange implements GrpcExchange {
     if (this.endReason !== null) return;
     this.endReason = reason;
     this.resolveEnded();
+    (this.call as grpc.ServerWritableStream<Buffer, Buffer>).off('drain', this.releaseDrainWaiters);
+    this.releaseDrainWaiters();
   }
 
   write(message: Uint8Array): boolean {
@@ -47,16 +50,16 @@ export class CallExchange implements GrpcExchange {
 
   drained(): Promise<void> {
     if (this.ended) return Promise.resolve();
-    const call = this.call as grpc.ServerWritableStream<Buffer, Buffer>;
-    return new Promise((resolve) => {
-      const done = (): void => {
-        call.off('drain', done);
-        resolve();
-      };
-      call.on('drain', done);
-      void this.whenEnded.then(done);
-    });
+    // One 'drain' listener for every waiter, released on drain or on the call's end (a long Watch keeps none).
+    if (this.drainWaiters.length === 0) (this.call as grpc.ServerWritableStream<Buffer, Buffer>).once('drain', this.releaseDrainWaiters);
+    return new Promise((resolve) => this.drainWaiters.push(resolve));
   }
+
+  private readonly releaseDrainWaiters = (): void => {
+    const waiters = this.drainWaiters;
+    this.drainWaiters = [];
+    for (const resolve of waiters) resolve();
+  };
 
   async nextMessage(): Promise<Uint8Array | null> {
     if (this.ended) return null;
