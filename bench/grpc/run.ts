@@ -11,7 +11,7 @@
  * process), so the ratio that compares like with like is the second.
  */
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -43,6 +43,8 @@ const cfg = {
   cpuProfileDir: process.env.BENCH_CPU_PROF_DIR ?? null,
 };
 const log = (s: string): void => console.log(`[bench:grpc] ${s}`);
+/** Temp dirs of wrk scripts and h2load bodies, removed at the end. */
+const scratchDirs: string[] = [];
 
 const ORDER_FIELDS = [
   { name: 'customerName', type: 'String', nullable: false },
@@ -148,6 +150,7 @@ async function main(): Promise<void> {
     const listPaths = STATUSES.map((s) => `/api/orders?filter=${encodeURIComponent(filterOf(s))}&sort=-createdAt&pageSize=20`);
     const results: Record<string, { reqPerSec: number; p50Ms: number; p99Ms: number; errors: number }> = {};
     const dir = mkdtempSync(join(tmpdir(), 'plinth-grpc-bench-'));
+    scratchDirs.push(dir);
     // ABBA order, so a drift of the machine's background load weighs the same on both protocols.
     const plan: Array<[string, () => Promise<{ reqPerSec: number; p50Ms: number; p99Ms: number; errors: number }>]> = [
       ['REST W1 (wrk)', () => runWrk(url, writeScript(dir, 'w1', { method: 'GET', paths: getPaths, headers }), { threads: 1, connections: cfg.concurrency, durationS: cfg.durationS })],
@@ -190,6 +193,7 @@ async function main(): Promise<void> {
     if (h2load) {
       // The same stream read by a native client: the grpc-js client above is the slower side of that pair.
       const dir = mkdtempSync(join(tmpdir(), 'plinth-grpc-stream-'));
+      scratchDirs.push(dir);
       const pid = server.pid;
       const cpu0 = cpuSeconds(pid);
       const rss0 = rssMiB(pid);
@@ -204,6 +208,7 @@ async function main(): Promise<void> {
   } finally {
     await server?.stop();
     await db?.drop();
+    for (const d of scratchDirs) rmSync(d, { recursive: true, force: true });
   }
 }
 

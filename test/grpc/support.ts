@@ -2,7 +2,7 @@
  * gRPC test helpers: the stock @grpc/grpc-js client with @grpc/proto-loader
  * loading the proto text the server serves at `GET /grpc/proto/service-app.proto`.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
@@ -23,7 +23,11 @@ export function loadProto(text: string): any {
   const dir = mkdtempSync(join(tmpdir(), 'plinth-proto-'));
   const file = join(dir, 'service-app.proto');
   writeFileSync(file, text);
-  return grpc.loadPackageDefinition(protoLoader.loadSync(file, LOADER_OPTIONS));
+  try {
+    return grpc.loadPackageDefinition(protoLoader.loadSync(file, LOADER_OPTIONS));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 export function metadata(token: string | null, tenant: string, project: string): grpc.Metadata {
