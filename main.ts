@@ -6,7 +6,7 @@ async function main(): Promise<void> {
   const config = parseConfig();
   const node = await startNode(config);
   // One write, so a reader sees the whole banner at once.
-  let banner = `Plinth listening on ${node.url} (storage: ${node.storage}, node: ${config.nodeId})\n`;
+  let banner = `Plinth listening on ${node.url} (storage: ${node.storage}, node: ${config.nodeId}); gRPC on ${config.host}:${node.grpcPort}\n`;
   if (node.admin.source === 'generated') {
     banner += `Admin token (shown once${node.admin.path === null ? '' : `, stored in ${node.admin.path} with mode 0600`}): ${node.admin.token}\n`;
   } else if (node.admin.source === 'file') {

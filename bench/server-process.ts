@@ -101,7 +101,7 @@ export async function startNodeServer(opts: StartOptions): Promise<ChildServer> 
   for (const k of opts.unsetEnv ?? []) delete env[k];
   const child = spawn(process.execPath, [...(opts.nodeArgs ?? []), opts.script], {
     cwd: opts.cwd,
-    env: { ...env, ...opts.env, PORT: String(port), HOST: opts.host },
+    env: { GRPC_PORT: '0', ...env, ...opts.env, PORT: String(port), HOST: opts.host },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   live.add(child);

@@ -6,6 +6,7 @@ import { RetentionDriver } from '../actors/retention/index.js';
 import { UsageRollupDriver } from '../actors/usage/index.js';
 import { tenantActor } from '../actors/tenant/index.js';
 import { startHttpServer, type HttpServer } from '../adapters/rest/server.js';
+import { startGrpcServer, type GrpcServer } from '../adapters/grpc/server.js';
 import { route } from '../adapters/rest/router.js';
 import { STATIC_ROUTES } from '../adapters/rest/routes.js';
 import { InProcessTransport } from '../cluster/in-process-transport.js';
@@ -45,6 +46,8 @@ import { secureDataDir } from './data-dir.js';
 export interface RunningNode {
   url: string;
   port: number;
+  /** The port the gRPC server is bound to (GRPC_PORT, or the one picked for 0). */
+  grpcPort: number;
   admin: AdminToken;
   storage: string;
   log: Logger;
@@ -215,12 +218,23 @@ export async function startNode(config: NodeConfig): Promise<RunningNode> {
     await db.close();
     throw err;
   }
+  let grpc: GrpcServer;
+  try {
+    grpc = await startGrpcServer(services, config.host, config.grpcPort, { maxMessageBytes: config.maxBodyBytes });
+  } catch (err) {
+    http.close();
+    await actors.stop();
+    await cluster?.conn.close();
+    await db.close();
+    throw err;
+  }
   node.url = `http://${config.host}:${http.port}`;
   if (cluster !== null) {
     try {
       await setUpJetStream(cluster, natsDeadline!, { load: () => node.self().load, url: () => node.url }, log);
     } catch (err) {
       http.close();
+      await grpc.stop(0);
       services.realtime?.close();
       cluster.bus.close();
       await actors.stop();
@@ -242,7 +256,9 @@ export async function startNode(config: NodeConfig): Promise<RunningNode> {
       node.draining = true;
       http.stopListening();
       const deadline = Date.now() + DRAIN_TIMEOUT_MS;
+      const grpcDrained = grpc.stop(DRAIN_TIMEOUT_MS);
       while (inFlight.count > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+      await grpcDrained;
       // Flush the outbox while the actors (the cluster's outbox actor among them) still run.
       await outbox.stop();
       // Stop claiming deliveries and let the sends in flight finish (bounded).
@@ -266,5 +282,5 @@ export async function startNode(config: NodeConfig): Promise<RunningNode> {
     })();
     return stopping;
   };
-  return { url: node.url, port: http.port, admin, storage: cluster === null ? label : `${label}, cluster over NATS`, log, services, retention, usageRollup, stop };
+  return { url: node.url, port: http.port, grpcPort: grpc.port, admin, storage: cluster === null ? label : `${label}, cluster over NATS`, log, services, retention, usageRollup, stop };
 }

@@ -30,8 +30,8 @@ export interface InFlight {
   count: number;
 }
 
-/** GraphQL's routes live at the root too (`/graphql/schema`, CONTRACT: GraphQL); they resolve as below `/api`. */
-const ROOT_PREFIXES = ['/graphql/', '/graphql'];
+/** GraphQL's and gRPC's routes live at the root too (`/graphql/schema`, `/grpc/proto/…`, CONTRACT); they resolve as below `/api`. */
+const ROOT_PREFIXES = ['/graphql/', '/graphql', '/grpc/'];
 
 function splitPath(url: string): { base: string; segs: string[] } | null {
   const q = url.indexOf('?');

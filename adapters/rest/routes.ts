@@ -28,6 +28,7 @@ import { QUOTA_SPECS as Q } from '../../runtime/operations/usage/quotas.js';
 import { GRAPHQL_SCHEMA_SPEC } from '../../runtime/operations/graphql/schema-sdl.js';
 import { GRAPHQL_REQUEST_SPEC } from '../../runtime/operations/graphql/request.js';
 import { GRAPHQL_PLAYGROUND_SPECS } from '../../runtime/operations/graphql/playground.js';
+import { GRPC_PROTO_SPEC } from '../../runtime/operations/grpc/proto.js';
 
 type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -53,6 +54,8 @@ export const STATIC_ROUTES: StaticRoute[] = [
   { method: 'POST', path: 'graphql', spec: GRAPHQL_REQUEST_SPEC },
   { method: 'GET', path: 'graphql', spec: GRAPHQL_PLAYGROUND_SPECS.page },
   { method: 'GET', path: 'graphql/assets/:file', spec: GRAPHQL_PLAYGROUND_SPECS.asset },
+  // Also answered at /grpc/proto/service-app.proto (handler.ts).
+  { method: 'GET', path: 'grpc/proto/service-app.proto', spec: GRPC_PROTO_SPEC },
 
   { method: 'GET', path: 'TenantRecord', spec: TENANT_SPECS.list },
   { method: 'POST', path: 'TenantRecord', spec: TENANT_SPECS.create },

@@ -1,37 +1,12 @@
 import { entityTypeNames } from '../graphql/names.js';
+import { grpcBindings } from './grpc-bindings.js';
+import type { ExposureBinding } from './exposure-binding.js';
 import type { EntityOperation, EntityOperationKind } from './operations.js';
 import { canonicalJson, sha256Hex } from './hash.js';
 import type { PublicationRecord } from './record.js';
 import { mcpBindingBodies } from './mcp-bindings.js';
 
-/** The spec's exposure binding descriptor (Resources: Exposure binding descriptor). */
-export interface ExposureBinding {
-  bindingId: string;
-  tenantId: string;
-  projectId: string;
-  publicationVersion: number;
-  surfaceKind: string;
-  surfaceName: string;
-  surfaceVersion: string;
-  capabilityId: string;
-  capabilityNodeId: string;
-  protocolKind: 'Rest' | 'OpenApi' | 'GraphQL' | 'Mcp';
-  exposureShape: 'RestRoute' | 'OpenApiOperation' | 'GraphQLField' | 'GraphQLMutation' | 'GraphQLSubscription' | 'McpTool' | 'McpResource' | 'McpPrompt';
-  routeOrName: string;
-  inputContractRef: string;
-  outputContractRef: string;
-  errorContractRef: string;
-  authnContractRef: string;
-  authzPolicyRef: string;
-  requiredGrantSet: string[];
-  rateLimitPolicyRef: string;
-  idempotencyPolicyRef: string | null;
-  observabilityPolicyRef: string;
-  explanationReasonCodeBlock: string;
-  stability: 'Experimental' | 'Beta' | 'Stable' | 'Deprecated' | 'Retired';
-  deprecationPolicy: null;
-  descriptorHash: string;
-}
+export type { ExposureBinding } from './exposure-binding.js';
 
 
 type BindingBody = Omit<ExposureBinding, 'descriptorHash'>;
@@ -86,6 +61,7 @@ export function buildBindings(pub: Pick<PublicationRecord, 'tenantId' | 'project
     out.push(graphqlBinding(pub, `Entity.${entity}.Subscribe`, entity, { shape: 'GraphQLSubscription', name: `Subscription.${n.changedField}`, input: n.filter, output: n.change }, read?.requiredGrants ?? [`entity:${entity}:read`], null));
   }
   for (const b of mcpBindingBodies(pub, ops)) out.push(hashed(b));
+  out.push(...grpcBindings(pub, ops));
   return out;
 }
 

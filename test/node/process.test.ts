@@ -23,7 +23,7 @@ after(() => {
 
 /** Runs `node dist/main.js` as a user would, and waits for its banner. */
 function start(env: Record<string, string>): Promise<Started> {
-  const child = spawn(process.execPath, [MAIN], { env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [MAIN], { env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: '0', GRPC_PORT: '0', LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   children.add(child);
   let out = '';
   child.stdout!.on('data', (b: Buffer) => (out += b.toString()));

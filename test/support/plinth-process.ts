@@ -94,6 +94,7 @@ export function startPlinthProcess(opts: PlinthProcessOptions): Promise<PlinthPr
     PATH: process.env.PATH ?? '',
     HOST: opts.host ?? '127.0.0.1',
     PORT: String(opts.port ?? 0),
+    GRPC_PORT: '0',
     // Nothing on disk: the admin token comes from the environment, rows from DATABASE_URL.
     DATA_DIR: 'memory:',
     SERVICE_ADMIN_TOKEN: opts.adminToken,

@@ -79,7 +79,7 @@ export async function startServer(opts: StartOptions = {}): Promise<TestServer> 
     }
   }
   const config = parseConfig({
-    HOST: '127.0.0.1', PORT: '0', DATA_DIR: dataDir, SERVICE_ADMIN_TOKEN: adminToken, LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    HOST: '127.0.0.1', PORT: '0', GRPC_PORT: '0', DATA_DIR: dataDir, SERVICE_ADMIN_TOKEN: adminToken, LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     ...(databaseUrl === null ? {} : { DATABASE_URL: databaseUrl, DB_POOL_SIZE: '5' }),
     ...opts.env,
   });

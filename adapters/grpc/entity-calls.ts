@@ -1,0 +1,100 @@
+import { randomUUID } from 'node:crypto';
+import type * as grpc from '@grpc/grpc-js';
+import { dispatch } from '../../runtime/dispatch.js';
+import { maskError } from '../../runtime/errors/mask.js';
+import type { ServiceError } from '../../runtime/errors/service-error.js';
+import type { GrpcCallBody } from '../../runtime/grpc/call.js';
+import type { GrpcReply } from '../../runtime/grpc/exchange.js';
+import { GRPC_METHODS, type GrpcMethodName } from '../../runtime/grpc/names.js';
+import { GrpcCode, grpcStatusOf } from '../../runtime/grpc/status.js';
+import { GRPC_CALL_SPEC } from '../../runtime/operations/grpc/call.js';
+import type { Services } from '../../runtime/services.js';
+import { CallExchange } from './exchange.js';
+import { invocationOf, metadataOf, serviceErrorOf } from './metadata.js';
+
+/** Calls running now, so a stopping server can end its streams with a status. */
+export type ActiveCalls = Set<CallExchange>;
+
+/** grpc-js's handler record (not exported by its index). */
+export interface MethodHandler {
+  func: (...args: never[]) => void;
+  serialize: (value: Buffer) => Buffer;
+  deserialize: (bytes: Buffer) => Buffer;
+  type: 'unary' | 'serverStream' | 'clientStream' | 'bidi';
+  path: string;
+}
+
+/** Messages pass through grpc-js as bytes: they are decoded with the caller project's types, known only after its metadata. */
+export const passThrough = (bytes: Buffer): Buffer => bytes;
+
+const STOPPING: ServiceError['code'] = 'UNAVAILABLE';
+
+/** protobufjs writes Buffers in Node: no copy then. */
+const asBuffer = (bytes: Uint8Array | null): Buffer =>
+  bytes === null ? Buffer.alloc(0) : Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+
+type Ending = { code: number; details: string; metadata: grpc.Metadata };
+
+/** A failure outside dispatch (reading the call itself): masked and logged, never a crash of the process. */
+function internal(err: unknown, services: Services): Ending {
+  const correlationId = randomUUID();
+  return serviceErrorOf(grpcStatusOf(maskError(err, correlationId, services.log), correlationId));
+}
+
+/** What a call ends with: the reply, a refusal, or (a server stop) UNAVAILABLE so the client retries elsewhere. */
+function endingOf(reply: GrpcReply | { kind: 'refused'; error: ServiceError }, ex: CallExchange, correlationId: string): Ending | null {
+  if (reply.kind === 'error' || reply.kind === 'refused') return serviceErrorOf(grpcStatusOf(reply.error, correlationId));
+  if (ex.endReason === 'stopping') {
+    return { code: GrpcCode.UNAVAILABLE, details: 'the server is stopping; retry on another node', metadata: metadataOf({ 'x-service-code': STOPPING, 'x-service-reason-code': 'Node.Draining', 'x-service-correlation-id': correlationId }) };
+  }
+  return null;
+}
+
+/**
+ * The handler of one entity method path (`/service.app.OrderService/Get`):
+ * builds the exchange, dispatches `Grpc.Call` with the call's metadata and
+ * projects the reply onto the call. Nothing thrown here reaches grpc-js.
+ */
+export function entityMethodHandler(path: string, service: string, method: GrpcMethodName, services: Services, active: ActiveCalls): MethodHandler {
+  const type = GRPC_METHODS[method];
+  const run = async (call: grpc.ServerUnaryCall<Buffer, Buffer> | grpc.ServerWritableStream<Buffer, Buffer> | grpc.ServerReadableStream<Buffer, Buffer>, request: Buffer | null): Promise<{ ending: Ending | null; message: Uint8Array | null; correlationId: string }> => {
+    const ex = new CallExchange(service, method, call, request);
+    const body: GrpcCallBody = {
+      exchange: ex,
+      started: () => call.sendMetadata(metadataOf({ 'x-service-correlation-id': inv.correlationId })),
+    };
+    const inv = invocationOf(GRPC_CALL_SPEC, call.metadata, call.getPeer(), body);
+    active.add(ex);
+    try {
+      const out = await dispatch(inv, services);
+      if (!out.ok) return { ending: endingOf({ kind: 'refused', error: out.error }, ex, inv.correlationId), message: null, correlationId: inv.correlationId };
+      const reply = out.result.body as GrpcReply;
+      return { ending: endingOf(reply, ex, inv.correlationId), message: reply.kind === 'message' ? reply.bytes : null, correlationId: inv.correlationId };
+    } catch (err) {
+      return { ending: serviceErrorOf(grpcStatusOf(maskError(err, inv.correlationId, services.log), inv.correlationId)), message: null, correlationId: inv.correlationId };
+    } finally {
+      active.delete(ex);
+    }
+  };
+  const okTrailers = (correlationId: string): grpc.Metadata => metadataOf({ 'x-service-correlation-id': correlationId });
+
+  if (type === 'unary' || type === 'clientStream') {
+    const func = (call: grpc.ServerUnaryCall<Buffer, Buffer> | grpc.ServerReadableStream<Buffer, Buffer>, callback: grpc.sendUnaryData<Buffer>): void => {
+      run(call, type === 'unary' ? (call as grpc.ServerUnaryCall<Buffer, Buffer>).request : null).then(({ ending, message, correlationId }) => {
+        if (ending !== null) callback(ending);
+        else callback(null, asBuffer(message), okTrailers(correlationId));
+      }).catch((err: unknown) => callback(internal(err, services)));
+    };
+    return { func, serialize: passThrough, deserialize: passThrough, type, path };
+  }
+  const func = (call: grpc.ServerWritableStream<Buffer, Buffer>): void => {
+    run(call, call.request).then(({ ending, correlationId }) => {
+      if (call.cancelled) return; // grpc-js already ended it (CANCELLED or DEADLINE_EXCEEDED)
+      if (ending !== null) call.emit('error', ending);
+      else call.end(okTrailers(correlationId));
+    }).catch((err: unknown) => {
+      if (!call.cancelled) call.emit('error', internal(err, services));
+    });
+  };
+  return { func, serialize: passThrough, deserialize: passThrough, type, path };
+}
