@@ -1,6 +1,8 @@
 import { defineActor } from '../define.js';
 import { deleteProjectRow, readProject, updateProjectRow } from '../../runtime/control/project-store.js';
-import { applySchemaChange, type SchemaChange, type SchemaChangeResult } from '../../runtime/control/schema-change.js';
+import type { SchemaChange, SchemaChangeResult } from '../../runtime/control/schema-change.js';
+import { applySchemaChange } from '../../runtime/control/schema-migration.js';
+import { runSchemaCommand, type SchemaCommand, type SchemaCommandResult } from '../../runtime/control/schema-commands.js';
 import { notFound } from '../../runtime/errors/service-error.js';
 import type { Envelope } from '../../runtime/governance/envelope.js';
 import { writeEnvelope } from '../../runtime/governance/store.js';
@@ -22,6 +24,8 @@ export interface ProjectMessages {
   command: ProjectCommand;
   delete: Record<string, never>;
   applySchemaChange: SchemaChange;
+  /** Schema journal: migrations, rollbacks, recovery of interrupted entries, snapshots (runtime/control/schema-commands.ts). */
+  schemaCommand: SchemaCommand;
   /** Replaces the project's own governance envelope (already validated). */
   setEnvelope: { envelope: Envelope };
   /** Quota writes: the body is validated here, so a PATCH merges onto the row this writer last wrote. */
@@ -73,6 +77,13 @@ export const projectActor = defineActor<ProjectState, ControlActorDeps>({
       const res = await applySchemaChange(deps.db, msg);
       // Compile before the reply, so the caller's next request already sees the new publication on this node.
       deps.publications.install(new CompiledPublication(res.publication));
+      return res;
+    },
+    async schemaCommand(ctx, msg: ProjectMessages['schemaCommand'], deps): Promise<SchemaCommandResult> {
+      if (ctx.state.row === null) throw notFound('Project.NotFound', 'project not found');
+      const res = await runSchemaCommand(deps.db, ctx.state.row.tenantId, ctx.id.key, msg);
+      const pub = res.kind === 'migrated' ? res.result.publication : res.kind === 'recovered' ? res.outcome.result?.publication : undefined;
+      if (pub !== undefined) deps.publications.install(new CompiledPublication(pub));
       return res;
     },
     async setEnvelope(ctx, msg: ProjectMessages['setEnvelope'], deps): Promise<null> {

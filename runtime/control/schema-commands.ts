@@ -1,0 +1,59 @@
+import { randomUUID } from 'node:crypto';
+import { PLATFORM_SCHEMA, type SqlClient } from '../../storage/index.js';
+import { notFound } from '../errors/service-error.js';
+import { readHead } from './schema-change.js';
+import { applySchemaMigration, recoverJournalEntry, type MigrationResult, type RecoveryOutcome, type SchemaMigration } from './schema-migration.js';
+import { planRollback } from './schema-rollback.js';
+
+const S = PLATFORM_SCHEMA;
+
+/** Who asked, for the journal. */
+export interface SchemaCaller {
+  branch: string;
+  actor: string;
+  correlationId: string;
+}
+
+/**
+ * Schema-journal writes carried out by the Project actor (the single writer of
+ * a project's schema). The operations parse the bodies; these are the checked commands.
+ */
+export type SchemaCommand =
+  | { kind: 'migrate'; migration: Omit<SchemaMigration, 'tenantId' | 'projectId'> }
+  | ({ kind: 'rollback'; journalId: string } & SchemaCaller)
+  | { kind: 'recover'; journalId: string }
+  | { kind: 'snapshot'; branch: string };
+
+export type SchemaCommandResult =
+  | { kind: 'migrated'; result: MigrationResult }
+  | { kind: 'recovered'; outcome: RecoveryOutcome }
+  | { kind: 'snapshot'; id: string; publicationVersion: number };
+
+export async function runSchemaCommand(db: SqlClient, tenantId: string, projectId: string, cmd: SchemaCommand): Promise<SchemaCommandResult> {
+  switch (cmd.kind) {
+    case 'migrate':
+      return { kind: 'migrated', result: await applySchemaMigration(db, { ...cmd.migration, tenantId, projectId }) };
+    case 'rollback': {
+      const plan = await planRollback(db, projectId, cmd.branch, cmd.journalId);
+      const result = await applySchemaMigration(db, {
+        tenantId, projectId, branch: cmd.branch, actor: cmd.actor, correlationId: cmd.correlationId,
+        kind: 'rollback', changes: plan.changes, rollbackOf: plan.rollbackOf,
+      });
+      return { kind: 'migrated', result };
+    }
+    case 'recover': {
+      const outcome = await recoverJournalEntry(db, tenantId, projectId, cmd.journalId);
+      if (outcome === null) throw notFound('Schema.JournalEntryNotFound', 'journal entry not found');
+      return { kind: 'recovered', outcome };
+    }
+    case 'snapshot': {
+      const head = await readHead(db, projectId, cmd.branch, false);
+      const id = randomUUID();
+      await db.query(
+        `INSERT INTO ${S}.schema_snapshots (id, project_id, branch, publication_version, entities) VALUES ($1, $2, $3, $4, $5::jsonb)`,
+        [id, projectId, cmd.branch, head.version, JSON.stringify(head.model.entities)],
+      );
+      return { kind: 'snapshot', id, publicationVersion: head.version };
+    }
+  }
+}
