@@ -1,4 +1,7 @@
-import { defineActor } from '../define.js';
+import { defineActor, type ActorMessenger } from '../define.js';
+import type { ActorId } from '../actor-id.js';
+import type { Logger } from '../../runtime/log.js';
+import { runBackfill } from '../../runtime/control/transition-backfill.js';
 import { deleteProjectRow, readProject, updateProjectRow } from '../../runtime/control/project-store.js';
 import type { SchemaChange, SchemaChangeResult } from '../../runtime/control/schema-change.js';
 import { applySchemaChange } from '../../runtime/control/schema-migration.js';
@@ -42,6 +45,27 @@ interface ProjectState {
   budgets?: BudgetOwner;
 }
 
+/** The backfill runs beside the mailbox (it writes rows, not schema); its end comes back here as the contract. */
+function startBackfill(ctx: { id: ActorId; system: ActorMessenger; log: Logger }, deps: ControlActorDeps, record: Record<string, unknown>): void {
+  const transitionId = String(record.id);
+  const branch = 'main';
+  void runBackfill(deps.db, ctx.id.key, String(record.branch ?? branch), transitionId, ctx.log, () => {
+    const cmd: SchemaCommand = { kind: 'transitionContract', transitionId, branch: String(record.branch ?? branch), actor: 'SchemaTransition', correlationId: `transition-${transitionId}` };
+    ctx.system.tell(ctx.id, 'schemaCommand', cmd);
+  });
+}
+
+/**
+ * How long the old column outlives the contract's publication: requests already
+ * served by the previous publication (on this node or, until they invalidate, others) finish against it.
+ */
+const CONTRACT_GRACE_MS = 2_000;
+
+function scheduleCleanup(ctx: { id: ActorId; system: ActorMessenger }, record: Record<string, unknown>): void {
+  const cmd: SchemaCommand = { kind: 'transitionCleanup', branch: String(record.branch ?? 'main'), transitionId: String(record.id) };
+  setTimeout(() => ctx.system.tell(ctx.id, 'schemaCommand', cmd), CONTRACT_GRACE_MS).unref();
+}
+
 /**
  * Single writer of a project's record, its governance envelope, its quotas, its branch
  * schemas and publication heads. Schema changes queue in this mailbox, so
@@ -82,8 +106,12 @@ export const projectActor = defineActor<ProjectState, ControlActorDeps>({
     async schemaCommand(ctx, msg: ProjectMessages['schemaCommand'], deps): Promise<SchemaCommandResult> {
       if (ctx.state.row === null) throw notFound('Project.NotFound', 'project not found');
       const res = await runSchemaCommand(deps.db, ctx.state.row.tenantId, ctx.id.key, msg);
-      const pub = res.kind === 'migrated' ? res.result.publication : res.kind === 'recovered' ? res.outcome.result?.publication : undefined;
+      const pub = res.kind === 'migrated' ? res.result.publication
+        : res.kind === 'recovered' ? res.outcome.result?.publication
+        : res.kind === 'transition' ? res.outcome.publication?.publication : undefined;
       if (pub !== undefined) deps.publications.install(new CompiledPublication(pub));
+      if (res.kind === 'transition' && res.outcome.backfill) startBackfill(ctx, deps, res.outcome.record);
+      if (res.kind === 'transition' && res.outcome.cleanup === true) scheduleCleanup(ctx, res.outcome.record);
       return res;
     },
     async setEnvelope(ctx, msg: ProjectMessages['setEnvelope'], deps): Promise<null> {

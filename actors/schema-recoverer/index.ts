@@ -1,5 +1,6 @@
 import type { Logger } from '../../runtime/log.js';
 import { pendingJournalEntries } from '../../runtime/control/schema-migration.js';
+import { runningTransitions } from '../../runtime/control/schema-transitions.js';
 import type { SchemaCommandResult } from '../../runtime/control/schema-commands.js';
 import type { SqlExecutor } from '../../storage/index.js';
 import { ActorId } from '../actor-id.js';
@@ -46,6 +47,11 @@ export const schemaRecovererActor = defineActor<Record<string, never>, Recoverer
         } catch (err) {
           deps.log.warn('interrupted schema change not recovered', { projectId: p.projectId, journalId: p.journalId, error: err instanceof Error ? err.message : String(err) });
         }
+      }
+      // Transitions a stopped node left mid-backfill: their Project actor restarts the backfill (then contracts).
+      for (const t of await runningTransitions(deps.db)) {
+        const cmd: ProjectMessages['schemaCommand'] = { kind: 'transitionResume', branch: t.branch, transitionId: t.id };
+        ctx.system.tell(new ActorId(PROJECT_KIND, t.projectId), 'schemaCommand', cmd);
       }
       return out;
     },

@@ -4,6 +4,9 @@ import { notFound } from '../errors/service-error.js';
 import { readHead } from './schema-change.js';
 import { applySchemaMigration, recoverJournalEntry, type MigrationResult, type RecoveryOutcome, type SchemaMigration } from './schema-migration.js';
 import { planRollback } from './schema-rollback.js';
+import {
+  cleanupTransition, contractTransition, createTransition, executeTransition, readTransition, rollbackTransition, transitionRecord, type TransitionOutcome,
+} from './schema-transitions.js';
 
 const S = PLATFORM_SCHEMA;
 
@@ -22,12 +25,16 @@ export type SchemaCommand =
   | { kind: 'migrate'; migration: Omit<SchemaMigration, 'tenantId' | 'projectId'> }
   | ({ kind: 'rollback'; journalId: string } & SchemaCaller)
   | { kind: 'recover'; journalId: string }
-  | { kind: 'snapshot'; branch: string };
+  | { kind: 'snapshot'; branch: string }
+  | { kind: 'transitionCreate'; branch: string; body: unknown }
+  | ({ kind: 'transitionExecute' | 'transitionContract' | 'transitionRollback'; transitionId: string } & SchemaCaller)
+  | { kind: 'transitionResume' | 'transitionCleanup'; branch: string; transitionId: string };
 
 export type SchemaCommandResult =
   | { kind: 'migrated'; result: MigrationResult }
   | { kind: 'recovered'; outcome: RecoveryOutcome }
-  | { kind: 'snapshot'; id: string; publicationVersion: number };
+  | { kind: 'snapshot'; id: string; publicationVersion: number }
+  | { kind: 'transition'; outcome: TransitionOutcome };
 
 export async function runSchemaCommand(db: SqlClient, tenantId: string, projectId: string, cmd: SchemaCommand): Promise<SchemaCommandResult> {
   switch (cmd.kind) {
@@ -55,5 +62,20 @@ export async function runSchemaCommand(db: SqlClient, tenantId: string, projectI
       );
       return { kind: 'snapshot', id, publicationVersion: head.version };
     }
+    case 'transitionCreate':
+      return { kind: 'transition', outcome: { record: await createTransition(db, projectId, cmd.branch, cmd.body), publication: null, backfill: false } };
+    case 'transitionExecute':
+      return { kind: 'transition', outcome: await executeTransition(db, tenantId, projectId, cmd, cmd.transitionId) };
+    case 'transitionContract':
+      return { kind: 'transition', outcome: await contractTransition(db, tenantId, projectId, cmd, cmd.transitionId) };
+    case 'transitionRollback':
+      return { kind: 'transition', outcome: await rollbackTransition(db, tenantId, projectId, cmd, cmd.transitionId) };
+    case 'transitionResume': {
+      const t = await readTransition(db, projectId, cmd.branch, cmd.transitionId);
+      const running = t.state === 'running';
+      return { kind: 'transition', outcome: { record: transitionRecord(t), publication: null, backfill: running && t.phase === 'backfill', cleanup: running && t.phase === 'contract' } };
+    }
+    case 'transitionCleanup':
+      return { kind: 'transition', outcome: await cleanupTransition(db, projectId, cmd.branch, cmd.transitionId) };
   }
 }

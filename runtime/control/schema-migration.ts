@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { PLATFORM_SCHEMA, type SqlClient, type SqlExecutor } from '../../storage/index.js';
 import { ServiceError, conflict, validationFailed } from '../errors/service-error.js';
 import { modelHash } from '../publication/hash.js';
-import type { ProjectModel } from '../publication/model.js';
+import type { EntityDef, ProjectModel } from '../publication/model.js';
 import type { PublicationRecord } from '../publication/compiled-publication.js';
 import { mapDdlError, planChange, readHead, type PlannedChange, type SchemaAction, type SchemaChange, type SchemaChangeResult } from './schema-change.js';
 import { schemaCrashPoint } from './schema-crash-hook.js';
@@ -32,6 +32,8 @@ export interface SchemaMigration {
   extraStatements?: string[];
   /** Extra fields of the journal entry's public `change` (schema transitions). */
   changeFields?: Record<string, unknown>;
+  /** Schema transitions: the entity's definition after this step (no `changes`; `extraStatements` are the DDL). */
+  transition?: { entity: EntityDef };
 }
 
 export interface MigrationResult {
@@ -48,6 +50,7 @@ interface StoredPlan {
   rollbackOf?: { journalId: string; toVersion: number };
   extraStatements?: string[];
   changeFields?: Record<string, unknown>;
+  transition?: { entity: EntityDef };
 }
 
 export interface PlannedMigration {
@@ -76,6 +79,7 @@ const entityChange = (p: PlannedChange, action: SchemaAction): Record<string, un
 
 /** The journal entry's public `change`. */
 export function journalChange(plan: StoredPlan, plans: PlannedChange[]): Record<string, unknown> {
+  if (plan.kind === 'transition') return { action: 'transition', ...plan.changeFields };
   const each = plans.map((p, i) => entityChange(p, plan.changes[i]!.action));
   if (plan.kind === 'single') return each[0]!;
   const base: Record<string, unknown> = { action: plan.kind, changes: each };
@@ -88,7 +92,27 @@ const storedPlanOf = (m: SchemaMigration): StoredPlan => ({
   ...(m.rollbackOf === undefined ? {} : { rollbackOf: m.rollbackOf }),
   ...(m.extraStatements === undefined ? {} : { extraStatements: m.extraStatements }),
   ...(m.changeFields === undefined ? {} : { changeFields: m.changeFields }),
+  ...(m.transition === undefined ? {} : { transition: m.transition }),
 });
+
+/** A stored plan on a head: a transition step replaces its entity, anything else plans its changes. */
+function planStored(model: ProjectModel, schema: string, plan: StoredPlan): PlannedMigration {
+  if (plan.transition !== undefined) {
+    const e = plan.transition.entity;
+    return { model: { entities: model.entities.map((x) => (x.entityName === e.entityName ? e : x)) }, plans: [], statements: [] };
+  }
+  return planMigration(model, schema, plan.changes);
+}
+
+/** Entities a transition is moving: other changes to them wait until it completes (409). */
+async function refuseWhileTransitionRuns(db: SqlExecutor, m: SchemaMigration, names: string[]): Promise<void> {
+  if (m.kind === 'transition' || names.length === 0) return;
+  const res = await db.query<{ entity_name: string }>(
+    `SELECT entity_name FROM ${S}.schema_transitions WHERE project_id = $1 AND branch = $2 AND state = 'running' AND entity_name = ANY($3::text[]) LIMIT 1`,
+    [m.projectId, m.branch, names],
+  );
+  if (res.rows[0] !== undefined) throw conflict('Schema.TransitionRunning', `a schema transition of '${res.rows[0].entity_name}' is running; change it once it completes or is rolled back`, 'entityName');
+}
 
 interface PendingEntry {
   id: string;
@@ -110,7 +134,7 @@ interface PendingEntry {
 async function settle(tx: SqlExecutor, e: PendingEntry): Promise<MigrationResult> {
   const head = await readHead(tx, e.projectId, e.branch, true);
   if (head.version !== e.fromVersion) throw conflict('Schema.HeadMoved', `the branch head moved from ${e.fromVersion} to ${head.version} since this change was planned`);
-  const planned = planMigration(head.model, head.schema, e.plan.changes);
+  const planned = planStored(head.model, head.schema, e.plan);
   const statements = [...planned.statements, ...(e.plan.extraStatements ?? [])];
   for (const stmt of statements) await tx.query(stmt);
   const version = head.version + 1;
@@ -144,10 +168,11 @@ async function settle(tx: SqlExecutor, e: PendingEntry): Promise<MigrationResult
 export async function applySchemaMigration(db: SqlClient, m: SchemaMigration): Promise<MigrationResult> {
   const head = await readHead(db, m.projectId, m.branch, false);
   // Invalid changes answer their 4xx before anything is written: no journal entry.
-  const planned = planMigration(head.model, head.schema, m.changes);
   const plan = storedPlanOf(m);
+  const planned = planStored(head.model, head.schema, plan);
   const entry: PendingEntry = { id: randomUUID(), tenantId: m.tenantId, projectId: m.projectId, branch: m.branch, fromVersion: head.version, plan, correlationId: m.correlationId };
-  const names = [...new Set(planned.plans.map((p) => p.entityName))];
+  const names = m.transition !== undefined ? [m.transition.entity.entityName] : [...new Set(planned.plans.map((p) => p.entityName))];
+  await refuseWhileTransitionRuns(db, m, names);
   await db.query(
     `INSERT INTO ${S}.schema_journal (id, project_id, branch, action, entity_name, entity_names, definition, statements, from_version, to_version, state, actor, correlation_id, change, plan)
      VALUES ($1, $2, $3, $4, $5, $6::text[], $7::jsonb, $8::jsonb, $9, $10, 'pending', $11, $12, $13::jsonb, $14::jsonb)`,
