@@ -4,7 +4,8 @@
  * the same data: the test-only hook PLINTH_TEST_SCHEMA_CRASH=after-pending makes a node
  * SIGKILL itself after the journal entry is written `pending` and before its DDL
  * transaction; PLINTH_TEST_SKIP_SCHEMA_RECOVERY=1 keeps the recoverer from running at start
- * so the entry can be watched and recovered through the route. Nothing half-applied, ever.
+ * so the entry can be watched and recovered through the route. A node killed mid-backfill of a
+ * schema transition has it resumed at the next start. Nothing half-applied, ever.
  */
 import { after, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -102,6 +103,26 @@ forEachBackend('schema change interrupted by a crash', (backend: Backend) => {
       assert.equal(controlData(await c.post(`/api/Schema/journal/${notePending.id}/recover`), 200).state, 'failed');
       const states = (await journal(c)).map((e) => [e.change.entityName ?? e.change.action, e.state]);
       assert.deepEqual(states.filter(([, s]) => s !== 'applied'), [['Note', 'failed']]);
+
+      // 4. A node killed mid-backfill of a schema transition: the next start resumes the backfill and contracts.
+      for (let i = 0; i < 12; i++) expectStatus(await c.post('/api/memos', { body: `memo ${i}` }), 201);
+      const t = controlData(await c.post('/api/SchemaTransition', { entityName: 'Memo', kind: 'renameField', field: 'body', newName: 'text', batchRows: 1, pauseMs: 300 }), 201);
+      expectStatus(await c.post(`/api/SchemaTransition/${t.id}/execute`), 202);
+      await node.kill9();
+      node = await start();
+      c = new Client(node.url, { token: adminToken, ...scope });
+      const deadline = Date.now() + 30_000;
+      let state = '';
+      while (state !== 'completed' && Date.now() < deadline) {
+        // Reads keep being served while the resumed transition runs.
+        expectStatus(await c.get('/api/memos'), 200);
+        state = controlData(await c.get(`/api/SchemaTransition/${t.id}`), 200).state;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      assert.equal(state, 'completed');
+      const memos = (await c.get('/api/memos?pageSize=100')).body.data;
+      assert.deepEqual(memos.map((m: any) => m.text).sort(), Array.from({ length: 12 }, (_, i) => `memo ${i}`).sort());
+      assert.ok(memos.every((m: any) => m.body === undefined));
       assert.equal(await node.terminate(), 0);
     } finally {
       await reapPlinthProcesses();
