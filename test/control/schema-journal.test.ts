@@ -151,6 +151,9 @@ forEachBackend('schema journal and migrations', (backend: Backend) => {
     assert.deepEqual(await entityNames(c), ['Tag']);
     expectError(await c.post('/api/Schema/entities/delete-batch', { entityNames: ['Tag', 'Ghost'] }), 404, 'NOT_FOUND', 'Schema.EntityNotFound');
     assert.deepEqual(await entityNames(c), ['Tag']);
+    // The spec's DELETE entities/batch is the same operation.
+    assert.equal(controlData(await c.delete('/api/Schema/entities/batch', { entityNames: ['Tag'] }), 200, 'Schema').publicationVersion, 3);
+    assert.deepEqual(await entityNames(c), []);
   });
 
   it('migrate/rollback reverts an entry and every later one in one publication; unknown id 404', async () => {
@@ -203,11 +206,17 @@ forEachBackend('schema journal and migrations', (backend: Backend) => {
       ['/api/Schema/entities/delete-batch', { entityNames: ['Customer'] }],
       ['/api/Schema/snapshots', {}],
       [`/api/Schema/journal/${e1.journalId}/recover`, {}],
+      ['/api/SchemaTransition', { entityName: 'Customer', kind: 'renameField', field: 'email', newName: 'mail' }],
+      [`/api/SchemaTransition/${randomUUID()}/execute`, {}],
+      [`/api/SchemaTransition/${randomUUID()}/rollback`, {}],
     ];
     for (const [path, body] of routes) {
       const r = await user.post(path, body);
       assert.equal(r.status, 403, `${path}: ${r.status}`);
+      assert.equal(r.body.error.code, 'ACCESS_DENIED');
     }
+    expectStatus(await user.request('DELETE', '/api/Schema/entities/batch', { entityNames: ['Customer'] }), 403);
+    assert.deepEqual(controlData(await c.get('/api/SchemaTransition'), 200), []);
     assert.equal(await version(c), 1);
   });
 });
