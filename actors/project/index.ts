@@ -48,9 +48,9 @@ interface ProjectState {
 /** The backfill runs beside the mailbox (it writes rows, not schema); its end comes back here as the contract. */
 function startBackfill(ctx: { id: ActorId; system: ActorMessenger; log: Logger }, deps: ControlActorDeps, record: Record<string, unknown>): void {
   const transitionId = String(record.id);
-  const branch = 'main';
-  void runBackfill(deps.db, ctx.id.key, String(record.branch ?? branch), transitionId, ctx.log, () => {
-    const cmd: SchemaCommand = { kind: 'transitionContract', transitionId, branch: String(record.branch ?? branch), actor: 'SchemaTransition', correlationId: `transition-${transitionId}` };
+  const branch = String(record.branch);
+  void runBackfill(deps.db, ctx.id.key, branch, transitionId, ctx.log, () => {
+    const cmd: SchemaCommand = { kind: 'transitionContract', transitionId, branch, actor: 'SchemaTransition', correlationId: `transition-${transitionId}` };
     ctx.system.tell(ctx.id, 'schemaCommand', cmd);
   });
 }
@@ -62,7 +62,7 @@ function startBackfill(ctx: { id: ActorId; system: ActorMessenger; log: Logger }
 const CONTRACT_GRACE_MS = 2_000;
 
 function scheduleCleanup(ctx: { id: ActorId; system: ActorMessenger }, record: Record<string, unknown>): void {
-  const cmd: SchemaCommand = { kind: 'transitionCleanup', branch: String(record.branch ?? 'main'), transitionId: String(record.id) };
+  const cmd: SchemaCommand = { kind: 'transitionCleanup', branch: String(record.branch), transitionId: String(record.id) };
   setTimeout(() => ctx.system.tell(ctx.id, 'schemaCommand', cmd), CONTRACT_GRACE_MS).unref();
 }
 
