@@ -45,14 +45,19 @@ interface ProjectState {
   budgets?: BudgetOwner;
 }
 
+/** Transitions whose backfill runs on this node: a resume never starts a second one. */
+const backfilling = new Set<string>();
+
 /** The backfill runs beside the mailbox (it writes rows, not schema); its end comes back here as the contract. */
 function startBackfill(ctx: { id: ActorId; system: ActorMessenger; log: Logger }, deps: ControlActorDeps, record: Record<string, unknown>): void {
   const transitionId = String(record.id);
   const branch = String(record.branch);
+  if (backfilling.has(transitionId)) return;
+  backfilling.add(transitionId);
   void runBackfill(deps.db, ctx.id.key, branch, transitionId, ctx.log, () => {
     const cmd: SchemaCommand = { kind: 'transitionContract', transitionId, branch, actor: 'SchemaTransition', correlationId: `transition-${transitionId}` };
     ctx.system.tell(ctx.id, 'schemaCommand', cmd);
-  });
+  }).finally(() => backfilling.delete(transitionId));
 }
 
 /**
@@ -110,8 +115,9 @@ export const projectActor = defineActor<ProjectState, ControlActorDeps>({
         : res.kind === 'recovered' ? res.outcome.result?.publication
         : res.kind === 'transition' ? res.outcome.publication?.publication : undefined;
       if (pub !== undefined) deps.publications.install(new CompiledPublication(pub));
-      if (res.kind === 'transition' && res.outcome.backfill) startBackfill(ctx, deps, res.outcome.record);
-      if (res.kind === 'transition' && res.outcome.cleanup === true) scheduleCleanup(ctx, res.outcome.record);
+      const transition = res.kind === 'transition' ? res.outcome : res.kind === 'recovered' ? res.transition : undefined;
+      if (transition?.backfill === true) startBackfill(ctx, deps, transition.record);
+      if (transition?.cleanup === true) scheduleCleanup(ctx, transition.record);
       return res;
     },
     async setEnvelope(ctx, msg: ProjectMessages['setEnvelope'], deps): Promise<null> {

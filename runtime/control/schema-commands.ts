@@ -32,7 +32,8 @@ export type SchemaCommand =
 
 export type SchemaCommandResult =
   | { kind: 'migrated'; result: MigrationResult }
-  | { kind: 'recovered'; outcome: RecoveryOutcome }
+  /** `transition`: the recovered entry was a transition's expand; its backfill starts now. */
+  | { kind: 'recovered'; outcome: RecoveryOutcome; transition?: TransitionOutcome }
   | { kind: 'snapshot'; id: string; publicationVersion: number }
   | { kind: 'transition'; outcome: TransitionOutcome };
 
@@ -51,7 +52,10 @@ export async function runSchemaCommand(db: SqlClient, tenantId: string, projectI
     case 'recover': {
       const outcome = await recoverJournalEntry(db, tenantId, projectId, cmd.journalId);
       if (outcome === null) throw notFound('Schema.JournalEntryNotFound', 'journal entry not found');
-      return { kind: 'recovered', outcome };
+      const change = outcome.state === 'applied' && outcome.result !== null ? await transitionOfEntry(db, cmd.journalId) : null;
+      if (change === null) return { kind: 'recovered', outcome };
+      const t = await readTransition(db, projectId, change.branch, change.transitionId);
+      return { kind: 'recovered', outcome, transition: { record: transitionRecord(t), publication: null, backfill: t.state === 'running' && t.phase === 'backfill' } };
     }
     case 'snapshot': {
       const head = await readHead(db, projectId, cmd.branch, false);
@@ -78,4 +82,12 @@ export async function runSchemaCommand(db: SqlClient, tenantId: string, projectI
     case 'transitionCleanup':
       return { kind: 'transition', outcome: await cleanupTransition(db, projectId, cmd.branch, cmd.transitionId) };
   }
+}
+
+/** The transition whose expand a journal entry is, if it is one. */
+async function transitionOfEntry(db: SqlClient, journalId: string): Promise<{ branch: string; transitionId: string } | null> {
+  const res = await db.query<{ branch: string; change: Record<string, unknown> | null }>(`SELECT branch, change FROM ${S}.schema_journal WHERE id = $1`, [journalId]);
+  const c = res.rows[0]?.change;
+  if (c == null || c.action !== 'transition' || c.phase !== 'expand' || typeof c.transitionId !== 'string') return null;
+  return { branch: res.rows[0]!.branch, transitionId: c.transitionId };
 }
