@@ -4,6 +4,7 @@ import { PROJECT_KIND, type ProjectMessages } from '../actors/project/index.js';
 import { TENANT_KIND, type TenantMessages } from '../actors/tenant/index.js';
 import type { ControlPlaneGateway } from '../runtime/control/gateway.js';
 import type { SchemaChangeResult } from '../runtime/control/schema-change.js';
+import type { SchemaCommand, SchemaCommandResult } from '../runtime/control/schema-commands.js';
 import type { Envelope } from '../runtime/governance/envelope.js';
 import type { ProjectRow, TenantRow } from '../runtime/operations/types.js';
 import type { OrganizationRow } from '../runtime/control/rows.js';
@@ -56,6 +57,9 @@ export class ActorControlPlane implements ControlPlaneGateway {
   applySchemaChange(change: ProjectMessages['applySchemaChange']): Promise<SchemaChangeResult> {
     // DDL on a large table can take a while; the default ask timeout is for ordinary messages.
     return this.project(change.projectId, 'applySchemaChange', change, 120_000);
+  }
+  schemaCommand(projectId: string, command: SchemaCommand): Promise<SchemaCommandResult> {
+    return this.project(projectId, 'schemaCommand', command, 120_000);
   }
   async setGovernanceEnvelope(projectId: string, envelope: Envelope): Promise<void> {
     await this.project(projectId, 'setEnvelope', { envelope });

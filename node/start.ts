@@ -4,6 +4,8 @@ import { ActorSystem } from '../actors/index.js';
 import { projectActor } from '../actors/project/index.js';
 import { RetentionDriver } from '../actors/retention/index.js';
 import { UsageRollupDriver } from '../actors/usage/index.js';
+import { SchemaRecoveryDriver } from '../actors/schema-recoverer/index.js';
+import { schemaRecoveryAtStartSkipped } from '../runtime/control/schema-crash-hook.js';
 import { tenantActor } from '../actors/tenant/index.js';
 import { startHttpServer, type HttpServer } from '../adapters/rest/server.js';
 import { startGrpcServer, type GrpcServer } from '../adapters/grpc/server.js';
@@ -144,6 +146,8 @@ export async function startNode(config: NodeConfig): Promise<RunningNode> {
     system: actors, db, log, intervalMs: config.usageRollupIntervalMs, batchRows: config.retentionBatchRows, pauseMs: config.retentionBatchPauseMs,
   });
 
+  const schemaRecovery = new SchemaRecoveryDriver(actors, { db, log });
+
   let webhooks: WebhookDispatcher;
   try {
     webhooks = new WebhookDispatcher(db, await SecretStore.open(db, config.secretsKey), log, {
@@ -244,6 +248,8 @@ export async function startNode(config: NodeConfig): Promise<RunningNode> {
     }
     node.starting = false;
   }
+  // A schema change a crash interrupted is finished or undone before the node reports it started (docs/schema-journal.md).
+  if (!schemaRecoveryAtStartSkipped()) await schemaRecovery.recoverNow().catch((err: unknown) => log.warn('schema recovery at start failed', { error: err instanceof Error ? err.message : String(err) }));
   outbox.start();
   webhooks.start();
   retention.start();

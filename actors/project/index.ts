@@ -1,6 +1,11 @@
-import { defineActor } from '../define.js';
+import { defineActor, type ActorMessenger } from '../define.js';
+import type { ActorId } from '../actor-id.js';
+import type { Logger } from '../../runtime/log.js';
+import { runBackfill } from '../../runtime/control/transition-backfill.js';
 import { deleteProjectRow, readProject, updateProjectRow } from '../../runtime/control/project-store.js';
-import { applySchemaChange, type SchemaChange, type SchemaChangeResult } from '../../runtime/control/schema-change.js';
+import type { SchemaChange, SchemaChangeResult } from '../../runtime/control/schema-change.js';
+import { applySchemaChange } from '../../runtime/control/schema-migration.js';
+import { runSchemaCommand, type SchemaCommand, type SchemaCommandResult } from '../../runtime/control/schema-commands.js';
 import { notFound } from '../../runtime/errors/service-error.js';
 import type { Envelope } from '../../runtime/governance/envelope.js';
 import { writeEnvelope } from '../../runtime/governance/store.js';
@@ -22,6 +27,8 @@ export interface ProjectMessages {
   command: ProjectCommand;
   delete: Record<string, never>;
   applySchemaChange: SchemaChange;
+  /** Schema journal: migrations, rollbacks, recovery of interrupted entries, snapshots (runtime/control/schema-commands.ts). */
+  schemaCommand: SchemaCommand;
   /** Replaces the project's own governance envelope (already validated). */
   setEnvelope: { envelope: Envelope };
   /** Quota writes: the body is validated here, so a PATCH merges onto the row this writer last wrote. */
@@ -36,6 +43,32 @@ interface ProjectState {
   row: ProjectRow | null;
   /** Quota budgets leased to nodes; rebuilt from the durable count when the actor activates elsewhere. */
   budgets?: BudgetOwner;
+}
+
+/** Transitions whose backfill runs on this node: a resume never starts a second one. */
+const backfilling = new Set<string>();
+
+/** The backfill runs beside the mailbox (it writes rows, not schema); its end comes back here as the contract. */
+function startBackfill(ctx: { id: ActorId; system: ActorMessenger; log: Logger }, deps: ControlActorDeps, record: Record<string, unknown>): void {
+  const transitionId = String(record.id);
+  const branch = String(record.branch);
+  if (backfilling.has(transitionId)) return;
+  backfilling.add(transitionId);
+  void runBackfill(deps.db, ctx.id.key, branch, transitionId, ctx.log, () => {
+    const cmd: SchemaCommand = { kind: 'transitionContract', transitionId, branch, actor: 'SchemaTransition', correlationId: `transition-${transitionId}` };
+    ctx.system.tell(ctx.id, 'schemaCommand', cmd);
+  }).finally(() => backfilling.delete(transitionId));
+}
+
+/**
+ * How long the old column outlives the contract's publication: requests already
+ * served by the previous publication (on this node or, until they invalidate, others) finish against it.
+ */
+const CONTRACT_GRACE_MS = 2_000;
+
+function scheduleCleanup(ctx: { id: ActorId; system: ActorMessenger }, record: Record<string, unknown>): void {
+  const cmd: SchemaCommand = { kind: 'transitionCleanup', branch: String(record.branch), transitionId: String(record.id) };
+  setTimeout(() => ctx.system.tell(ctx.id, 'schemaCommand', cmd), CONTRACT_GRACE_MS).unref();
 }
 
 /**
@@ -73,6 +106,18 @@ export const projectActor = defineActor<ProjectState, ControlActorDeps>({
       const res = await applySchemaChange(deps.db, msg);
       // Compile before the reply, so the caller's next request already sees the new publication on this node.
       deps.publications.install(new CompiledPublication(res.publication));
+      return res;
+    },
+    async schemaCommand(ctx, msg: ProjectMessages['schemaCommand'], deps): Promise<SchemaCommandResult> {
+      if (ctx.state.row === null) throw notFound('Project.NotFound', 'project not found');
+      const res = await runSchemaCommand(deps.db, ctx.state.row.tenantId, ctx.id.key, msg);
+      const pub = res.kind === 'migrated' ? res.result.publication
+        : res.kind === 'recovered' ? res.outcome.result?.publication
+        : res.kind === 'transition' ? res.outcome.publication?.publication : undefined;
+      if (pub !== undefined) deps.publications.install(new CompiledPublication(pub));
+      const transition = res.kind === 'transition' ? res.outcome : res.kind === 'recovered' ? res.transition : undefined;
+      if (transition?.backfill === true) startBackfill(ctx, deps, transition.record);
+      if (transition?.cleanup === true) scheduleCleanup(ctx, transition.record);
       return res;
     },
     async setEnvelope(ctx, msg: ProjectMessages['setEnvelope'], deps): Promise<null> {

@@ -1,3 +1,4 @@
+import { SCHEMA_TRANSITION_SPECS } from '../../runtime/operations/control/schema-transition.js';
 import { ENTITY_SPECS } from '../../runtime/operations/entity/index.js';
 import { DISCOVERY_SPECS } from '../../runtime/operations/control/discovery.js';
 import { HEALTH_SPECS } from '../../runtime/operations/control/health.js';
@@ -105,6 +106,22 @@ export const STATIC_ROUTES: StaticRoute[] = [
   { method: 'GET', path: 'Schema/diff', spec: SCHEMA_SPECS.diff },
   { method: 'GET', path: 'Schema/journal', spec: SCHEMA_SPECS.journal },
   { method: 'GET', path: 'Schema/journal/:id', spec: SCHEMA_SPECS.journalEntry },
+  { method: 'POST', path: 'Schema/journal/:id/recover', spec: SCHEMA_SPECS.recover },
+  { method: 'GET', path: 'Schema/migration-history/:entityName', spec: SCHEMA_SPECS.history },
+  { method: 'POST', path: 'Schema/migrate/apply', spec: SCHEMA_SPECS.apply },
+  { method: 'POST', path: 'Schema/migrate/rollback/:journalId', spec: SCHEMA_SPECS.rollback },
+  { method: 'POST', path: 'Schema/entities/batch', spec: SCHEMA_SPECS.batch },
+  { method: 'POST', path: 'Schema/entities/delete-batch', spec: SCHEMA_SPECS.deleteBatch },
+  { method: 'POST', path: 'Schema/snapshots', spec: SCHEMA_SPECS.snapshotCreate },
+  { method: 'GET', path: 'Schema/snapshots', spec: SCHEMA_SPECS.snapshotList },
+  { method: 'GET', path: 'Schema/snapshots/:id', spec: SCHEMA_SPECS.snapshotRead },
+  { method: 'DELETE', path: 'Schema/entities/batch', spec: SCHEMA_SPECS.deleteBatch },
+  { method: 'GET', path: 'SchemaTransition', spec: SCHEMA_TRANSITION_SPECS.list },
+  { method: 'POST', path: 'SchemaTransition', spec: SCHEMA_TRANSITION_SPECS.create },
+  { method: 'POST', path: 'SchemaTransition/preview', spec: SCHEMA_TRANSITION_SPECS.preview },
+  { method: 'GET', path: 'SchemaTransition/:id', spec: SCHEMA_TRANSITION_SPECS.read },
+  { method: 'POST', path: 'SchemaTransition/:id/execute', spec: SCHEMA_TRANSITION_SPECS.execute },
+  { method: 'POST', path: 'SchemaTransition/:id/rollback', spec: SCHEMA_TRANSITION_SPECS.rollback },
 
   { method: 'GET', path: 'events', spec: EVENT_SPECS.list },
   { method: 'GET', path: 'Event', spec: EVENT_SPECS.list },

@@ -4,6 +4,7 @@ import type { LeaseReply, LeaseRequest } from '../quota/budget-owner.js';
 import type { OrganizationRow, ProjectRow, TenantRow } from './rows.js';
 import type { ProjectCommand } from '../versioning/commands.js';
 import type { SchemaChange, SchemaChangeResult } from './schema-change.js';
+import type { SchemaCommand, SchemaCommandResult } from './schema-commands.js';
 
 /**
  * Control-plane writes. Each is carried out by the actor that owns the
@@ -25,6 +26,8 @@ export interface ControlPlaneGateway {
   projectCommand(projectId: string, command: ProjectCommand): Promise<unknown>;
   deleteProject(projectId: string): Promise<void>;
   applySchemaChange(change: SchemaChange): Promise<SchemaChangeResult>;
+  /** Schema journal writes (Project actor): migrations, rollbacks, recovery, snapshots. */
+  schemaCommand(projectId: string, command: SchemaCommand): Promise<SchemaCommandResult>;
   /** Replaces a project's own governance envelope; resolves once this node (and, in cluster mode, its peers) apply it. */
   setGovernanceEnvelope(projectId: string, envelope: Envelope): Promise<void>;
   /** Quota writes (Project actor): the body is validated by the actor (422 naming the field); each applies from the next request on every node. */

@@ -1,8 +1,6 @@
-import { randomUUID } from 'node:crypto';
-import { PLATFORM_SCHEMA, SQLSTATE, sqlstateOf, type SqlExecutor, type SqlClient } from '../../storage/index.js';
-import { ServiceError, conflict, notFound, validationFailed } from '../errors/service-error.js';
+import { PLATFORM_SCHEMA, SQLSTATE, sqlstateOf, type SqlExecutor } from '../../storage/index.js';
+import { conflict, notFound, validationFailed } from '../errors/service-error.js';
 import { alterEntityStatements, createEntityStatements, dropEntityStatements } from '../publication/ddl.js';
-import { modelHash } from '../publication/hash.js';
 import { EMPTY_MODEL, findEntity, type EntityDef, type ProjectModel } from '../publication/model.js';
 import { definitionError, parseEntityDefinition } from '../publication/validate-definition.js';
 import type { PublicationRecord } from '../publication/compiled-publication.js';
@@ -85,7 +83,7 @@ export function planChange(model: ProjectModel, schema: string, action: SchemaAc
 }
 
 /** DDL failures caused by existing rows become 422s that say so. */
-function mapDdlError(err: unknown): unknown {
+export function mapDdlError(err: unknown): unknown {
   switch (sqlstateOf(err)) {
     case SQLSTATE.NOT_NULL_VIOLATION:
       return validationFailed('Schema.ExistingRowsViolate', 'existing rows have no value for a required field; give it a default or make it nullable');
@@ -104,42 +102,5 @@ function mapDdlError(err: unknown): unknown {
       return validationFailed('Schema.InvalidDefault', 'the database refuses a default value of this definition');
     default:
       return err;
-  }
-}
-
-/**
- * Applies one schema change: migrates the branch schema, records the new
- * immutable publication (version + 1) and the journal entry, and moves the
- * branch head, all in one transaction. Called only by the Project actor.
- */
-export async function applySchemaChange(db: SqlClient, change: SchemaChange): Promise<SchemaChangeResult> {
-  try {
-    return await db.transaction(async (tx) => {
-      const head = await readHead(tx, change.projectId, change.branch, true);
-      const plan = planChange(head.model, head.schema, change.action, change.body);
-      for (const stmt of plan.statements) await tx.query(stmt);
-      const version = head.version + 1;
-      const hash = modelHash(plan.model);
-      const created = await tx.query<{ created_at: string }>(
-        `INSERT INTO ${S}.publications (project_id, branch, version, model, descriptor_hash, correlation_id) VALUES ($1, $2, $3, $4::jsonb, $5, $6) RETURNING created_at`,
-        [change.projectId, change.branch, version, JSON.stringify(plan.model), hash, change.correlationId],
-      );
-      await tx.query(`UPDATE ${S}.branches SET head_version = $3 WHERE project_id = $1 AND name = $2`, [change.projectId, change.branch, version]);
-      const journalId = randomUUID();
-      await tx.query(
-        `INSERT INTO ${S}.schema_journal (id, project_id, branch, action, entity_name, definition, statements, from_version, to_version, state, actor, correlation_id)
-         VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7::jsonb, $8, $9, 'applied', $10, $11)`,
-        [journalId, change.projectId, change.branch, change.action, plan.entityName, plan.after === null ? null : JSON.stringify(plan.after), JSON.stringify(plan.statements), head.version, version, change.actor, change.correlationId],
-      );
-      return {
-        publication: { tenantId: change.tenantId, projectId: change.projectId, branch: change.branch, version, schema: head.schema, model: plan.model, descriptorHash: hash, createdAt: created.rows[0]!.created_at },
-        entityName: plan.entityName,
-        statements: plan.statements,
-        journalId,
-      };
-    });
-  } catch (err) {
-    if (ServiceError.is(err)) throw err;
-    throw mapDdlError(err);
   }
 }

@@ -18,6 +18,7 @@ import { m0016 } from './0016-quotas.js';
 import { m0017 } from './0017-webhook-deliveries-held-by-a-quota.js';
 import { m0018 } from './0018-usage-on-audit-rows.js';
 import { m0019 } from './0019-versioning-and-records.js';
+import { m0020 } from './0020-schema-journal-and-transitions.js';
 
 /**
  * Platform tables, append-only list, one file per migration. Never edit a
@@ -44,4 +45,5 @@ export const MIGRATIONS: readonly Migration[] = [
   m0017,
   m0018,
   m0019,
+  m0020,
 ];

@@ -153,8 +153,8 @@ forEachBackend('schema routes', (backend: Backend) => {
     assert.deepEqual(replies.map((r) => r.body.data.publicationVersion).sort(), [1, 2, 3, 4, 5]);
     assert.equal(await liveVersion(client), 5);
     const journal = (await client.get('/api/Schema/journal')).body.data as Json[];
-    assert.deepEqual(journal.map((e) => e.toVersion), [5, 4, 3, 2, 1]);
-    assert.deepEqual(journal.map((e) => e.fromVersion), [4, 3, 2, 1, 0]);
+    // CONTRACT's entry: { id, publicationVersion, change, state, at }, newest first.
+    assert.deepEqual(journal.map((e) => e.publicationVersion), [5, 4, 3, 2, 1]);
   });
 
   it('creating an entity that exists is 409 and publishes nothing', async () => {
@@ -306,17 +306,14 @@ forEachBackend('schema routes', (backend: Backend) => {
     assert.equal(create.body.state, 'previewed');
     assert.equal(create.body.data.action, 'create');
     assert.equal(create.body.data.entityName, 'Widget');
-    assert.equal(create.body.data.before, null);
-    assert.equal(create.body.data.fromVersion, 1);
-    assert.equal(create.body.data.toVersion, 2);
-    assert.ok(create.body.data.statements.length >= 1);
-    assert.match(create.body.data.statements[0], /^CREATE TABLE .*"Widget"/s);
+    // CONTRACT: { action, entityName, changes: [ { op, field } ], fromVersion, toVersion }, no SQL.
+    assert.deepEqual(create.body.data, { action: 'create', entityName: 'Widget', changes: [{ op: 'addField', field: 'size' }], fromVersion: 1, toVersion: 2 });
 
     const alter = await client.post('/api/Schema/entities/preview', { ...CUSTOMER, fields: [...CUSTOMER.fields, { name: 'phone', type: 'String', nullable: true }] });
     expectStatus(alter, 200);
     assert.equal(alter.body.data.action, 'alter');
-    assert.equal(alter.body.data.statements.length, 1);
-    assert.match(alter.body.data.statements[0], /^ALTER TABLE .* ADD COLUMN "phone" text$/);
+    assert.deepEqual(alter.body.data.changes, [{ op: 'addField', field: 'phone' }]);
+    assert.doesNotMatch(JSON.stringify(alter.body.data), /ALTER|CREATE/);
 
     expectError(await client.post('/api/Schema/entities/preview', { entityName: 'Widget', fields: [{ name: 'x', type: 'Nope', nullable: false }] }), 422, 'VALIDATION_FAILED', 'Schema.UnknownFieldType', 'fields[0].type');
 
@@ -465,7 +462,9 @@ forEachBackend('schema routes', (backend: Backend) => {
     assert.deepEqual(latest.body.data, { from: 4, to: 5, added: [], removed: ['Order'], changed: [] });
 
     expectError(await client.get('/api/Schema/diff?from=1&to=99'), 404, 'NOT_FOUND', 'Schema.PublicationNotFound');
-    expectError(await client.get('/api/Schema/diff?from=x&to=2'), 422, 'VALIDATION_FAILED', 'Schema.InvalidVersion');
+    // CONTRACT: anything but digits is a branch name; an unknown branch is 404.
+    expectError(await client.get('/api/Schema/diff?from=x&to=2'), 404, 'NOT_FOUND', 'Schema.BranchNotFound');
+    assert.deepEqual((await client.get('/api/Schema/diff?from=2&to=main')).body.data, { from: 2, to: 'main', added: ['Tag'], removed: ['Order'], changed: ['Customer'] });
   });
 
   it('journal lists applied changes newest first and reads one entry', async () => {
@@ -484,16 +483,20 @@ forEachBackend('schema routes', (backend: Backend) => {
     assert.equal(j.body.surface, 'SchemaJournal');
     assert.equal(j.body.state, 'listed');
     const entries = j.body.data as Json[];
-    assert.deepEqual(entries.map((e) => [e.action, e.entityName, e.fromVersion, e.toVersion, e.state]), [
-      ['delete', 'Customer', 2, 3, 'applied'],
-      ['alter', 'Customer', 1, 2, 'applied'],
-      ['create', 'Customer', 0, 1, 'applied'],
+    // CONTRACT's entry: { id, publicationVersion, change, state, at }.
+    for (const e of entries) {
+      assert.deepEqual(Object.keys(e).sort(), ['at', 'change', 'id', 'publicationVersion', 'state']);
+      assert.match(e.at, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/);
+    }
+    assert.deepEqual(entries.map((e) => [e.change.action, e.change.entityName, e.publicationVersion, e.state]), [
+      ['delete', 'Customer', 3, 'applied'],
+      ['alter', 'Customer', 2, 'applied'],
+      ['create', 'Customer', 1, 'applied'],
     ]);
     assert.deepEqual(entries.map((e) => e.id), [c3.body.data.journalId, c2.body.data.journalId, c1.body.data.journalId]);
-    assert.equal(entries[2]!.correlationId, corr);
-    assert.equal(entries[2]!.actor, 'platform-admin');
-    assert.equal(entries[0]!.definition, null);
-    assert.equal(entries[1]!.definition.fields.length, 3);
+    assert.equal(entries[0]!.change.definition, undefined);
+    assert.equal(entries[1]!.change.definition.fields.length, 3);
+    void corr;
 
     const one = await client.get(`/api/Schema/journal/${c1.body.data.journalId}`);
     expectStatus(one, 200);

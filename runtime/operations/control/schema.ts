@@ -1,16 +1,15 @@
-import { PLATFORM_SCHEMA } from '../../../storage/index.js';
-import { notFound, validationFailed } from '../../errors/service-error.js';
+import { notFound } from '../../errors/service-error.js';
+import { diffModels, fieldChanges, resolveModelRef } from '../../control/schema-diff.js';
 import { planChange, readHead, type SchemaAction } from '../../control/schema-change.js';
 import { findEntity } from '../../publication/model.js';
 import { collectionName } from '../../publication/naming.js';
 import { parseEntityDefinition } from '../../publication/validate-definition.js';
 import { control } from '../envelopes.js';
+import { SCHEMA_JOURNAL_SPECS } from './schema-journal.js';
 import { noGrants, type OperationContext, type OperationSpec } from '../types.js';
 
 /** Schema routes are project-scoped and need the platform admin (project roles arrive with governance). */
 const schemaOp = (id: string, execute: OperationSpec['execute']): OperationSpec => ({ id, authn: 'admin', scope: 'project', grants: noGrants, execute });
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** DELETE takes `entityName` from the body or the query string. */
 function deleteBody(ctx: OperationContext): unknown {
@@ -53,8 +52,6 @@ function entityMetadata(ctx: OperationContext, name: string) {
   };
 }
 
-const JOURNAL_COLUMNS = `id, action, entity_name AS "entityName", definition, statements, from_version AS "fromVersion", to_version AS "toVersion", state, actor, correlation_id AS "correlationId", created_at AS "createdAt"`;
-
 export const SCHEMA_SPECS = {
   create: change('Schema.Entities.Create', 'create', 201, 'created'),
   alter: change('Schema.Entities.Alter', 'alter', 200, 'altered'),
@@ -64,7 +61,7 @@ export const SCHEMA_SPECS = {
     const head = await readHead(ctx.services.db, scope.project.id, scope.branch, false);
     const action: SchemaAction = findEntity(head.model, String((ctx.inv.body as Record<string, unknown> | null)?.entityName ?? '')) === undefined ? 'create' : 'alter';
     const plan = planChange(head.model, head.schema, action, ctx.inv.body);
-    return control(ctx, 'Schema', 'previewed', { action, entityName: plan.entityName, before: plan.before, after: plan.after, statements: plan.statements, fromVersion: head.version, toVersion: head.version + 1 });
+    return control(ctx, 'Schema', 'previewed', { action, entityName: plan.entityName, changes: fieldChanges(plan.before, plan.after), fromVersion: head.version, toVersion: head.version + 1 });
   }),
   validate: schemaOp('Schema.Entities.Validate', async (ctx) => {
     const { def, problems, problemCount } = parseEntityDefinition(ctx.inv.body, ctx.scope!.publication.record.model);
@@ -87,44 +84,14 @@ export const SCHEMA_SPECS = {
   }),
   diff: schemaOp('Schema.Diff', async (ctx) => {
     const scope = ctx.scope!;
+    const db = ctx.services.db;
     const toText = ctx.inv.query.get('to');
-    const to = toText === undefined ? scope.publication.version : Number(toText);
     const fromText = ctx.inv.query.get('from');
-    const from = fromText === undefined ? Math.max(0, to - 1) : Number(fromText);
-    if (!Number.isSafeInteger(from) || !Number.isSafeInteger(to) || from < 0 || to < 0) throw validationFailed('Schema.InvalidVersion', 'from and to must be publication versions', 'from');
-    const rows = await ctx.services.db.query<{ version: string; model: { entities: Array<{ entityName: string }> } }>(
-      `SELECT version, model FROM ${PLATFORM_SCHEMA}.publications WHERE project_id = $1 AND branch = $2 AND version = ANY($3::bigint[])`,
-      [scope.project.id, scope.branch, [from, to]],
-    );
-    const model = (v: number) => (v === 0 ? { entities: [] } : rows.rows.find((r) => Number(r.version) === v)?.model);
-    const a = model(from);
-    const b = model(to);
-    if (a === undefined || b === undefined) throw notFound('Schema.PublicationNotFound', 'publication version not found');
-    const names = (m: typeof a) => new Map(m.entities.map((e) => [e.entityName, JSON.stringify(e)]));
-    const before = names(a);
-    const after = names(b);
-    return control(ctx, 'Schema', 'diffed', {
-      from, to,
-      added: [...after.keys()].filter((n) => !before.has(n)),
-      removed: [...before.keys()].filter((n) => !after.has(n)),
-      changed: [...after.keys()].filter((n) => before.has(n) && before.get(n) !== after.get(n)),
-    });
+    const to = toText === undefined ? { ref: scope.publication.version, model: scope.publication.record.model } : await resolveModelRef(db, scope.project.id, scope.branch, toText);
+    const from = fromText === undefined
+      ? await resolveModelRef(db, scope.project.id, scope.branch, String(Math.max(0, Number(to.ref) - 1)))
+      : await resolveModelRef(db, scope.project.id, scope.branch, fromText);
+    return control(ctx, 'Schema', 'diffed', { from: from.ref, to: to.ref, ...diffModels(from.model, to.model) });
   }),
-  journal: schemaOp('Schema.Journal.List', async (ctx) => {
-    const scope = ctx.scope!;
-    const res = await ctx.services.db.query(`SELECT ${JOURNAL_COLUMNS} FROM ${PLATFORM_SCHEMA}.schema_journal WHERE project_id = $1 AND branch = $2 ORDER BY to_version DESC LIMIT 200`, [scope.project.id, scope.branch]);
-    return control(ctx, 'SchemaJournal', 'listed', res.rows.map(fixVersions));
-  }),
-  journalEntry: schemaOp('Schema.Journal.Read', async (ctx) => {
-    const id = ctx.inv.params.id ?? '';
-    if (!UUID.test(id)) throw notFound('Schema.JournalEntryNotFound', 'journal entry not found');
-    const res = await ctx.services.db.query(`SELECT ${JOURNAL_COLUMNS} FROM ${PLATFORM_SCHEMA}.schema_journal WHERE project_id = $1 AND id = $2`, [ctx.scope!.project.id, id]);
-    if (res.rows[0] === undefined) throw notFound('Schema.JournalEntryNotFound', 'journal entry not found');
-    return control(ctx, 'SchemaJournal', 'read', fixVersions(res.rows[0]));
-  }),
+  ...SCHEMA_JOURNAL_SPECS,
 };
-
-function fixVersions(row: Record<string, unknown>): Record<string, unknown> {
-  return { ...row, fromVersion: Number(row.fromVersion), toVersion: Number(row.toVersion) };
-}
-
