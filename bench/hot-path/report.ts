@@ -19,6 +19,9 @@ export interface Measured {
   p99Ms: number;
   errors: number;
   requests: number;
+  /** CPU per request of the server process and of its database backends, µs (cpu-per-request.ts). */
+  serverCpuUs: number;
+  dbCpuUs: number;
 }
 
 export const WORKLOAD_LABELS: Record<WorkloadName, string> = {
@@ -44,14 +47,17 @@ export function median(xs: number[]): number {
   return s.length % 2 === 1 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 }
 
-export interface Median { reqPerSec: number; p99Ms: number; runs: number }
+export interface Median { reqPerSec: number; p99Ms: number; runs: number; serverCpuUs: number; dbCpuUs: number }
 
 export function formatReport(measured: Measured[], peakRss: Record<string, number>, settings: Record<string, unknown>, notes: string[] = []): { text: string; medians: Record<string, Median> } {
   const medians: Record<string, Median> = {};
   const of = (t: TargetName, w: WorkloadName): Median | undefined => {
     const xs = measured.filter((m) => m.target === t && m.workload === w);
     if (xs.length === 0) return undefined;
-    const r: Median = { reqPerSec: median(xs.map((x) => x.reqPerSec)), p99Ms: median(xs.map((x) => x.p99Ms)), runs: xs.length };
+    const r: Median = {
+      reqPerSec: median(xs.map((x) => x.reqPerSec)), p99Ms: median(xs.map((x) => x.p99Ms)), runs: xs.length,
+      serverCpuUs: median(xs.map((x) => x.serverCpuUs)), dbCpuUs: median(xs.map((x) => x.dbCpuUs)),
+    };
     medians[`${t}/${w}`] = r;
     return r;
   };
@@ -77,6 +83,7 @@ export function formatReport(measured: Measured[], peakRss: Record<string, numbe
     const adminRatio = bare !== undefined && admin !== undefined ? ` (${(admin.reqPerSec / bare.reqPerSec).toFixed(2)}×)` : '';
     lines.push(`| ${WORKLOAD_LABELS[w]} | ${fmt(bare)} | ${fmt(prep)} | ${fmt(user)} | **${ratio.toFixed(2)}×** (≥ ${TARGETS[w].toFixed(2)}) | ${fmt(admin)}${adminRatio} |${prevCell}`);
   }
+  lines.push(...cpuTable(of));
   lines.push(...policyTable(of, fmt));
   lines.push(...quotaTable(of, fmt));
   lines.push(...graphqlTable(of, fmt));
@@ -126,4 +133,25 @@ function graphqlTable(of: (t: TargetName, w: WorkloadName) => Median | undefined
   }
   if (rows.length === 0) return [];
   return ['', `| GraphQL workload | Plinth, user, POST /graphql | Plinth, user, REST twin | ratio (target) |`, `|---|---:|---:|---:|`, ...rows];
+}
+
+/**
+ * CPU per request (server + database, µs, medians): the work each request
+ * costs, which a busy machine barely moves. bare ÷ Plinth is the share of
+ * the bare server's efficiency Plinth reaches (1.00 = as cheap per request).
+ */
+function cpuTable(of: (t: TargetName, w: WorkloadName) => Median | undefined): string[] {
+  const cell = (m: Median | undefined): string => (m === undefined || Number.isNaN(m.serverCpuUs) ? '–' : `${(m.serverCpuUs + m.dbCpuUs).toFixed(0)} (${m.serverCpuUs.toFixed(0)} + ${m.dbCpuUs.toFixed(0)})`);
+  const total = (m: Median | undefined): number => (m === undefined ? NaN : m.serverCpuUs + m.dbCpuUs);
+  const rows: string[] = [];
+  for (const w of ['W1', 'W2', 'W3'] as const) {
+    const bare = of('bare', w);
+    const user = of('plinth-user', w);
+    const prev = of('plinth-previous', w);
+    if (bare === undefined || user === undefined) continue;
+    const prevCell = prev === undefined ? '–' : `${cell(prev)}, ${(total(bare) / total(prev)).toFixed(2)}×`;
+    rows.push(`| ${WORKLOAD_LABELS[w]} | ${cell(bare)} | ${cell(user)} | **${(total(bare) / total(user)).toFixed(2)}×** | ${prevCell} |`);
+  }
+  if (rows.length === 0) return [];
+  return ['', '| CPU per request, µs (server + database) | bare | Plinth, granted user | bare ÷ Plinth | previous build, bare ÷ previous |', '|---|---:|---:|---:|---:|', ...rows];
 }

@@ -26,6 +26,7 @@ import { bootstrap, resetTable, spreadCreatedAt, userToken, type Fixture } from 
 import { CREATED_PREFIX, ENTITY_PATH, STATUSES, listQuery, makeOrder, projectSchema } from './order-model.js';
 import { formatReport, type Measured, type TargetName, type WorkloadName } from './report.js';
 import { ensureWrk, runWrk, writeScript, type WrkScript } from './wrk.js';
+import { cpuAround, type CpuPerRequest } from './cpu-per-request.js';
 import { probePolicy } from './policy.js';
 import { graphqlScripts, probeGraphQL } from './graphql.js';
 import { probeShipments, seedShipments, shipmentScripts, spreadShipments } from './shipments.js';
@@ -124,10 +125,11 @@ async function probe(url: string, f: Fixture, bearer: string | null): Promise<vo
   for (let i = 1; i < rows.length; i++) if (rows[i]!.createdAt > rows[i - 1]!.createdAt) throw new Error('probe list: not sorted by -createdAt');
 }
 
-async function measure(url: string, script: string): Promise<{ reqPerSec: number; p50Ms: number; p99Ms: number; errors: number; requests: number }> {
+/** A warm-up, then the measured run with the CPU it cost the server and the database per request. */
+async function measure(server: ChildServer, databaseUrl: string, script: string): Promise<{ reqPerSec: number; p50Ms: number; p99Ms: number; errors: number; requests: number } & CpuPerRequest> {
   const opts = { threads: cfg.threads, connections: cfg.connections };
-  if (cfg.warmupS > 0) await runWrk(url, script, { ...opts, durationS: cfg.warmupS });
-  return runWrk(url, script, { ...opts, durationS: cfg.durationS });
+  if (cfg.warmupS > 0) await runWrk(server.url, script, { ...opts, durationS: cfg.warmupS });
+  return cpuAround(server.pid, databaseUrl, () => runWrk(server.url, script, { ...opts, durationS: cfg.durationS }));
 }
 
 async function main(): Promise<number> {
@@ -229,8 +231,8 @@ async function main(): Promise<number> {
         }
         for (const r of runs) {
           if (cfg.only.workloads !== null && !cfg.only.workloads.has(r.workload)) continue;
-          const m = await measure(current.url, r.script);
-          log(`round ${round + 1} ${r.target} ${r.workload}: ${m.reqPerSec.toFixed(0)} req/s, p99 ${m.p99Ms.toFixed(1)} ms${m.errors > 0 ? `, ${m.errors} errors` : ''}`);
+          const m = await measure(current, db.url, r.script);
+          log(`round ${round + 1} ${r.target} ${r.workload}: ${m.reqPerSec.toFixed(0)} req/s, p99 ${m.p99Ms.toFixed(1)} ms, CPU/request ${m.serverCpuUs.toFixed(0)} µs server + ${m.dbCpuUs.toFixed(0)} µs database${m.errors > 0 ? `, ${m.errors} errors` : ''}`);
           measured.push({ round, ...r, ...m });
         }
         if (quotaIds.length > 0) await dropBenchQuotas(current.url, f, quotaIds);
