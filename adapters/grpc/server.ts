@@ -33,7 +33,10 @@ export async function startGrpcServer(services: Services, host: string, port: nu
   });
   const active: ActiveCalls = new Set();
   // grpc-js keeps its handlers in this Map (a plain property); the table adds the per-call entity paths.
-  (server as unknown as { handlers: MethodTable }).handlers = new MethodTable(services, active);
+  // It is grpc-js's internals (pinned in package.json): a version that keeps them elsewhere fails here, at start.
+  const internals = server as unknown as { handlers?: unknown };
+  if (!(internals.handlers instanceof Map)) throw new Error('@grpc/grpc-js keeps its method handlers elsewhere than in server.handlers: adapters/grpc/method-table.ts needs updating');
+  internals.handlers = new MethodTable(services, active);
   for (const h of reflectionHandlers(services)) server.register(h.path, h.func as grpc.handleBidiStreamingCall<Buffer, Buffer>, h.serialize, h.deserialize, h.type);
   const bound = await new Promise<number>((resolve, reject) => {
     server.bindAsync(`${host.includes(':') ? `[${host}]` : host}:${port}`, grpc.ServerCredentials.createInsecure(), (err, p) => (err === null ? resolve(p) : reject(err)));
