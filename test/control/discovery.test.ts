@@ -67,7 +67,9 @@ forEachBackend('discovery', (backend: Backend) => {
     const list = d.operations.find((o: any) => o.operationId === 'Entity.Customer.List');
     assert.deepEqual([list.method, list.path], ['GET', '/customers']);
     assert.ok(list.bindings.includes('rest:Entity.Customer.List') && list.bindings.includes('graphql:Entity.Customer.List') && list.bindings.includes('mcp:Entity.Customer.List'));
+    assert.ok(list.bindings.includes('grpc:Entity.Customer.List'));
     assert.equal(d.endpoints.mcp.endpoint, `/mcp/${p.tenant}/${p.project}`);
+    assert.equal(d.endpoints.grpc.proto, '/grpc/proto/service-app.proto');
     const v1 = (await p.client.get('/v1/ContractProjection/descriptor')).body;
     assert.equal(v1.endpoints.rest.basePath, '/v1');
 
@@ -84,7 +86,7 @@ forEachBackend('discovery', (backend: Backend) => {
     }
     const surface = (await user.get('/api/Introspection/surface')).body;
     assert.deepEqual(surface.entities.map((e: any) => e.collection), ['customers']);
-    assert.deepEqual(surface.protocols.sort(), ['graphql', 'mcp', 'rest']);
+    assert.deepEqual(surface.protocols.sort(), ['graphql', 'grpc', 'mcp', 'rest']);
     // Admin-only discovery refuses a project user.
     for (const path of ['/api/Platform/admin-surface', '/api/DevBootstrapDescriptor/descriptor', '/api/ExecutionCapabilityMatrix/matrix']) {
       expectError(await user.get(path), 403, 'ACCESS_DENIED', 'Access.AdminRequired');

@@ -11,6 +11,8 @@ export function endpointsOf(ctx: OperationContext, basePath: string): Record<str
     graphql: { endpoint: '/graphql', schema: '/graphql/schema', websocket: '/graphql' },
     realtime: { sse: `${basePath}/realtime/sse`, websocket: `${basePath}/realtime` },
     mcp: { endpoint: `/mcp/${tenant.slug}/${project.slug}` },
+    // On the node's GRPC_PORT, with the tenant and project in metadata (docs/grpc.md).
+    grpc: { proto: '/grpc/proto/service-app.proto', package: 'service.app', reflection: true },
   };
 }
 
