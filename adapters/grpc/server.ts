@@ -1,6 +1,7 @@
 import * as grpc from '@grpc/grpc-js';
 import type { Services } from '../../runtime/services.js';
 import type { ActiveCalls } from './entity-calls.js';
+import { addTrailersToLibraryStatuses } from './library-statuses.js';
 import { MethodTable } from './method-table.js';
 import { reflectionHandlers } from './reflection.js';
 
@@ -25,6 +26,7 @@ export interface GrpcServer {
  * reflection answers per project (reflection.ts).
  */
 export async function startGrpcServer(services: Services, host: string, port: number, opts: GrpcServerOptions): Promise<GrpcServer> {
+  addTrailersToLibraryStatuses();
   const server = new grpc.Server({
     'grpc.max_receive_message_length': opts.maxMessageBytes,
     'grpc.max_send_message_length': -1,
