@@ -3,6 +3,7 @@ import type { GovernanceSource } from '../services.js';
 import { CompiledEnvelope } from './compiled.js';
 import { mergeChain } from './merge.js';
 import { readChain } from './store.js';
+import { TtlCache } from '../cache/ttl-cache.js';
 
 /**
  * How long a node trusts a cached effective envelope. Changes are pushed
@@ -12,12 +13,6 @@ import { readChain } from './store.js';
 const TTL_MS = 5_000;
 const MAX_ENTRIES = 50_000;
 
-interface Entry {
-  /** Null: no envelope anywhere in the project's chain. */
-  envelope: CompiledEnvelope | null;
-  loadedAt: number;
-}
-
 /**
  * Effective envelopes per project on this node, merged and compiled once per
  * change. A hit is one map lookup, and stays synchronous: stage 3 awaits
@@ -26,31 +21,20 @@ interface Entry {
  * cost one recursive query.
  */
 export class GovernanceCache implements GovernanceSource {
-  private readonly entries = new Map<string, Entry>();
-  private readonly loading = new Map<string, Promise<CompiledEnvelope | null>>();
-  /** Bumped by invalidate; a load that began before it must not fill the cache. */
-  private generation = 0;
+  private readonly cache: TtlCache<CompiledEnvelope | null>;
   private readonly listeners: Array<() => void> = [];
 
-  constructor(private readonly db: SqlExecutor, private readonly now: () => number = Date.now) {}
+  constructor(private readonly db: SqlExecutor, now: () => number = Date.now) {
+    this.cache = new TtlCache((projectId) => this.load(projectId), TTL_MS, MAX_ENTRIES, now);
+  }
 
+  /** Null: no envelope anywhere in the project's chain. */
   effective(projectId: string): CompiledEnvelope | null | Promise<CompiledEnvelope | null> {
-    const hit = this.entries.get(projectId);
-    if (hit !== undefined && this.now() - hit.loadedAt < TTL_MS) return hit.envelope;
-    let pending = this.loading.get(projectId);
-    if (pending === undefined) {
-      pending = this.load(projectId).finally(() => {
-        if (this.loading.get(projectId) === pending) this.loading.delete(projectId);
-      });
-      this.loading.set(projectId, pending);
-    }
-    return pending;
+    return this.cache.get(projectId);
   }
 
   invalidate(): void {
-    this.generation++;
-    this.entries.clear();
-    this.loading.clear();
+    this.cache.clear();
     for (const l of this.listeners) l();
   }
 
@@ -60,15 +44,9 @@ export class GovernanceCache implements GovernanceSource {
   }
 
   private async load(projectId: string): Promise<CompiledEnvelope | null> {
-    const gen = this.generation;
     const chain = await readChain(this.db, projectId);
     const merged = mergeChain(chain);
     // An envelope that restricts nothing (`{}`, empty lists) compiles to the same fast path as none.
-    const envelope = Object.keys(merged).length === 0 ? null : new CompiledEnvelope(merged);
-    if (gen === this.generation) {
-      if (this.entries.size >= MAX_ENTRIES) this.entries.clear();
-      this.entries.set(projectId, { envelope, loadedAt: this.now() });
-    }
-    return envelope;
+    return Object.keys(merged).length === 0 ? null : new CompiledEnvelope(merged);
   }
 }

@@ -1,3 +1,4 @@
+import type { ExposureBinding } from './exposure-binding.js';
 import type { EntityOperation, EntityOperationKind } from './operations.js';
 import type { PublicationRecord } from './record.js';
 
@@ -10,32 +11,11 @@ import type { PublicationRecord } from './record.js';
  * schema only for a caller who may read the entity). Bodies without their
  * hash: bindings.ts hashes every binding the same way.
  */
-export interface McpBindingBody {
-  bindingId: string;
-  tenantId: string;
-  projectId: string;
-  publicationVersion: number;
-  surfaceKind: string;
-  surfaceName: string;
-  surfaceVersion: string;
-  capabilityId: string;
-  capabilityNodeId: string;
+/** An MCP binding before bindings.ts adds its hash. */
+export type McpBindingBody = Omit<ExposureBinding, 'descriptorHash'> & {
   protocolKind: 'Mcp';
   exposureShape: 'McpTool' | 'McpResource' | 'McpPrompt';
-  routeOrName: string;
-  inputContractRef: string;
-  outputContractRef: string;
-  errorContractRef: string;
-  authnContractRef: string;
-  authzPolicyRef: string;
-  requiredGrantSet: string[];
-  rateLimitPolicyRef: string;
-  idempotencyPolicyRef: string | null;
-  observabilityPolicyRef: string;
-  explanationReasonCodeBlock: string;
-  stability: 'Stable';
-  deprecationPolicy: null;
-}
+};
 
 /** Entity operation kind → tool verb (runtime/mcp/tools.ts names the tools the same way). */
 const TOOL_VERB: Partial<Record<EntityOperationKind, string>> = { List: 'list', Read: 'get', Create: 'create', Update: 'update', Delete: 'delete' };

@@ -1,4 +1,5 @@
 import type { SqlExecutor } from '../../storage/index.js';
+import { TtlCache } from '../cache/ttl-cache.js';
 import { listStability, type StabilityRecord } from './stability-store.js';
 
 /** What dispatch needs of one binding: fail closed, or the headers a Deprecated binding's responses carry. */
@@ -29,44 +30,27 @@ export function verdictOf(r: StabilityRecord): BindingVerdict | null {
 
 /** Per-project stability verdicts on this node, compiled once per change. */
 export class BindingStabilityCache implements BindingStabilitySource {
-  private readonly entries = new Map<string, { map: StabilityMap; loadedAt: number }>();
-  private readonly loading = new Map<string, Promise<StabilityMap>>();
-  private generation = 0;
+  private readonly cache: TtlCache<StabilityMap>;
 
-  constructor(private readonly db: SqlExecutor, private readonly now: () => number = Date.now) {}
+  constructor(private readonly db: SqlExecutor, now: () => number = Date.now) {
+    this.cache = new TtlCache((projectId) => this.load(projectId), TTL_MS, MAX_ENTRIES, now);
+  }
 
   of(projectId: string): StabilityMap | Promise<StabilityMap> {
-    const hit = this.entries.get(projectId);
-    if (hit !== undefined && this.now() - hit.loadedAt < TTL_MS) return hit.map;
-    let pending = this.loading.get(projectId);
-    if (pending === undefined) {
-      pending = this.load(projectId).finally(() => {
-        if (this.loading.get(projectId) === pending) this.loading.delete(projectId);
-      });
-      this.loading.set(projectId, pending);
-    }
-    return pending;
+    return this.cache.get(projectId);
   }
 
   invalidate(projectId: string): void {
-    this.generation++;
-    this.entries.delete(projectId);
-    this.loading.delete(projectId);
+    this.cache.drop(projectId);
   }
 
   private async load(projectId: string): Promise<StabilityMap> {
-    const generation = this.generation;
     const rows = await listStability(this.db, projectId);
     const map = new Map<string, BindingVerdict>();
     for (const r of rows) {
       const v = verdictOf(r);
       if (v !== null) map.set(r.bindingId, v);
     }
-    const compiled = map.size === 0 ? EMPTY : map;
-    if (generation === this.generation) {
-      if (this.entries.size >= MAX_ENTRIES) this.entries.clear();
-      this.entries.set(projectId, { map: compiled, loadedAt: this.now() });
-    }
-    return compiled;
+    return map.size === 0 ? EMPTY : map;
   }
 }
