@@ -21,6 +21,7 @@ import { BufferedAuditWriter } from '../../runtime/pipeline/audit-writer.js';
 import type { AuditRow } from '../../runtime/pipeline/audit-row.js';
 import { BufferedUsageWriter } from '../../runtime/usage/usage-writer.js';
 import { migratePlatform, PgClient } from '../../storage/index.js';
+import { createScratchDatabase } from '../db.js';
 import { cpuMs, walByRelation } from './db-cost.js';
 
 type Variant = 'two-rows' | 'one-row';
@@ -85,20 +86,14 @@ async function run(url: string, dbName: string, variant: Variant): Promise<void>
 }
 
 async function main(): Promise<void> {
-  const dbName = `plinth_evidence_${randomBytes(4).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: ADMIN_URL });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${dbName}`);
-  const url = new URL(ADMIN_URL);
-  url.pathname = `/${dbName}`;
+  const db = await createScratchDatabase(ADMIN_URL);
   try {
-    for (let i = 0; i < REPEAT; i++) for (const v of ['two-rows', 'one-row'] as const) await run(url.toString(), dbName, v);
+    for (let i = 0; i < REPEAT; i++) for (const v of ['two-rows', 'one-row'] as const) await run(db.url, db.name, v);
   } catch (err) {
     console.error('evidence-per-request failed:', err);
     process.exitCode = 1;
   } finally {
-    await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
-    await admin.end();
+    await db.drop();
   }
 }
 

@@ -18,6 +18,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { migratePlatform, PgClient } from '../../storage/index.js';
+import { createScratchDatabase } from '../db.js';
 import { cpuMs, walByRelation } from './db-cost.js';
 
 type Variant = 'bare' | 'before' | 'prepared' | 'after';
@@ -126,20 +127,14 @@ async function run(url: string, dbName: string, variant: Variant): Promise<void>
 }
 
 async function main(): Promise<void> {
-  const dbName = `plinth_walbench_${randomBytes(4).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: ADMIN_URL });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${dbName}`);
-  const url = new URL(ADMIN_URL);
-  url.pathname = `/${dbName}`;
+  const db = await createScratchDatabase(ADMIN_URL);
   try {
-    for (let i = 0; i < REPEAT; i++) for (const v of VARIANTS) await run(url.toString(), dbName, v);
+    for (let i = 0; i < REPEAT; i++) for (const v of VARIANTS) await run(db.url, db.name, v);
   } catch (err) {
     console.error('wal-per-create failed:', err);
     process.exitCode = 1;
   } finally {
-    await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
-    await admin.end();
+    await db.drop();
   }
 }
 
