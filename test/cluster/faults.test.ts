@@ -247,7 +247,7 @@ if (missing.length > 0 && CI) {
     it('skipped', () => {});
   });
 } else {
-  describe('cluster faults: 3 NATS servers, 2 Plinth nodes, one PostgreSQL database', { timeout: 420_000 }, () => {
+  describe('cluster faults: 3 NATS servers, 2 Plinth nodes, one PostgreSQL database', { timeout: 900_000 }, () => {
     const adminToken = `faults-admin-${randomBytes(12).toString('hex')}`;
     const logDir = mkdtempSync(join(tmpdir(), 'plinth-faults-'));
     let nats: NatsCluster;
@@ -812,7 +812,7 @@ if (missing.length > 0 && CI) {
       return [...seen].map(([k, v]) => `${k}×${v}`).join(' ');
     }
 
-    it('f. a node restarted right after the JetStream meta leader is killed becomes ready and serves (3 rounds)', { timeout: 300_000 }, () => scenario(async () => {
+    it('f. a node restarted right after the JetStream meta leader is killed becomes ready and serves (3 rounds)', { timeout: 480_000 }, () => scenario(async () => {
       for (let round = 1; round <= 3; round++) {
         const victim = round % 2;
         const V = NODE_IDS[victim]!;

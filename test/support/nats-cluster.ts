@@ -147,10 +147,11 @@ export class NatsCluster {
    *
    * nats-server 2.9.10 now and then leaves JetStream unhealthy for good after its meta
    * leader was killed (ENVIRONMENT.md: JetStream traps; seen as "jetstream is not enabled"
-   * on every node). A bounce restarts the unhealthy servers; the last one restarts every
-   * server, one at a time, which recovers the meta group from disk.
+   * on every node). Each bounce goes further: the unhealthy servers restarted, then every
+   * server restarted one at a time, then the whole cluster stopped and started cold, which
+   * rebuilds the meta group from the stores on disk.
    */
-  async waitHealthy(timeoutMs = 30_000, bounces = 2): Promise<void> {
+  async waitHealthy(timeoutMs = 30_000, bounces = 3): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const states = await Promise.all(this.slots.map(async (s) => {
@@ -166,16 +167,20 @@ export class NatsCluster {
       if (states.every(Boolean)) return;
       if (Date.now() > deadline) {
         if (bounces <= 0) throw new Error('NATS cluster not healthy in time');
-        const all = bounces === 1;
-        for (let i = 0; i < states.length; i++) {
-          if (states[i] && !all) continue;
-          const s = this.slots[i]!;
-          if (s.proc === null || !running(s.proc)) continue;
-          await this.kill(i);
-          this.startServer(i);
-          if (all) await this.waitReady();
+        const live = this.slots.map((s, i) => (s.proc !== null && running(s.proc) ? i : -1)).filter((i) => i >= 0);
+        if (bounces === 1) {
+          // Cold: every live server down, then all up together.
+          for (const i of live) await this.kill(i);
+          for (const i of live) this.startServer(i);
+        } else {
+          for (const i of live) {
+            if (states[i] && bounces > 2) continue;
+            await this.kill(i);
+            this.startServer(i);
+            if (bounces === 2) await this.waitReady();
+          }
         }
-        await this.waitReady();
+        await this.waitReady(60_000);
         return this.waitHealthy(timeoutMs, bounces - 1);
       }
       await new Promise((r) => setTimeout(r, 250));
