@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { nextPublicationVersion } from './publication-counter.js';
 import { PLATFORM_SCHEMA, type SqlClient, type SqlExecutor } from '../../storage/index.js';
 import { ServiceError, conflict, validationFailed } from '../errors/service-error.js';
 import { modelHash } from '../publication/hash.js';
@@ -137,9 +138,7 @@ async function settle(tx: SqlExecutor, e: PendingEntry): Promise<MigrationResult
   const planned = planStored(head.model, head.schema, e.plan);
   const statements = [...planned.statements, ...(e.plan.extraStatements ?? [])];
   for (const stmt of statements) await tx.query(stmt);
-  // One counter per project (CONTRACT "Branches"): above every publication of every branch.
-  const top = await tx.query<{ v: string | number }>(`SELECT COALESCE(MAX(version), 0) AS v FROM ${S}.publications WHERE project_id = $1`, [e.projectId]);
-  const version = Math.max(head.version, Number(top.rows[0]!.v)) + 1;
+  const version = await nextPublicationVersion(tx, e.projectId, head.version);
   const hash = modelHash(planned.model);
   const created = await tx.query<{ created_at: string }>(
     `INSERT INTO ${S}.publications (project_id, branch, version, model, descriptor_hash, correlation_id) VALUES ($1, $2, $3, $4::jsonb, $5, $6) RETURNING created_at`,

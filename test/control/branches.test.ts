@@ -131,6 +131,12 @@ forEachBackend('branches', (backend: Backend) => {
     expectStatus(onMainSchema, 201);
     assert.equal(onMainSchema.body.data.publicationVersion, 4);
     expectError(await dev.get('/api/notes'), 404, 'NOT_FOUND', 'Route.Unknown');
+    const preview = controlData(await dev.post('/api/Schema/entities/preview', { entityName: 'Extra', fields: [{ name: 'x', type: 'Int', nullable: true }] }), 200);
+    assert.deepEqual([preview.fromVersion, preview.toVersion], [3, 5]);
+    const next = await dev.post('/api/Schema/entities', { entityName: 'Extra', fields: [{ name: 'x', type: 'Int', nullable: true }] });
+    assert.equal(next.body.data.publicationVersion, 5);
+    const journal = controlData(await dev.get('/api/Schema/journal'), 200);
+    assert.deepEqual(journal.map((e: any) => e.publicationVersion), [5, 3], 'a branch journal holds its own changes, with the versions assigned');
     const openapi = await dev.get('/api/openapi.json');
     expectStatus(openapi, 200);
     assert.ok(Object.keys(openapi.body.paths).some((p) => p.includes('/tags')));
