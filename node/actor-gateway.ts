@@ -5,6 +5,7 @@ import { TENANT_KIND, type TenantMessages } from '../actors/tenant/index.js';
 import type { ControlPlaneGateway } from '../runtime/control/gateway.js';
 import type { SchemaChangeResult } from '../runtime/control/schema-change.js';
 import type { SchemaCommand, SchemaCommandResult } from '../runtime/control/schema-commands.js';
+import type { BranchCommand, BranchCommandResult } from '../runtime/branches/branch-commands.js';
 import type { Envelope } from '../runtime/governance/envelope.js';
 import type { ProjectRow, TenantRow } from '../runtime/operations/types.js';
 import type { OrganizationRow } from '../runtime/control/rows.js';
@@ -60,6 +61,10 @@ export class ActorControlPlane implements ControlPlaneGateway {
   }
   schemaCommand(projectId: string, command: SchemaCommand): Promise<SchemaCommandResult> {
     return this.project(projectId, 'schemaCommand', command, 120_000);
+  }
+  branchCommand(projectId: string, command: BranchCommand): Promise<BranchCommandResult> {
+    // A branch copies its base's rows: as long as DDL, not an ordinary message.
+    return this.project(projectId, 'branchCommand', command, 120_000);
   }
   async setGovernanceEnvelope(projectId: string, envelope: Envelope): Promise<void> {
     await this.project(projectId, 'setEnvelope', { envelope });

@@ -18,6 +18,8 @@ import { CompiledPublication } from '../../runtime/publication/compiled-publicat
 import type { ControlActorDeps } from '../control-deps.js';
 import { requireOrganizationOf } from '../../runtime/control/organization-store.js';
 import { runProjectCommand, type ProjectCommand } from '../../runtime/versioning/commands.js';
+import { runBranchCommand, type BranchCommand, type BranchCommandResult } from '../../runtime/branches/branch-commands.js';
+import { directChangeBranch, refuseDirectSchemaChange } from '../../runtime/branches/protection.js';
 
 export const PROJECT_KIND = 'project';
 
@@ -29,6 +31,8 @@ export interface ProjectMessages {
   applySchemaChange: SchemaChange;
   /** Schema journal: migrations, rollbacks, recovery of interrupted entries, snapshots (runtime/control/schema-commands.ts). */
   schemaCommand: SchemaCommand;
+  /** Branches and sandboxes: create (copy), delete, protection (runtime/branches/branch-commands.ts). */
+  branchCommand: BranchCommand;
   /** Replaces the project's own governance envelope (already validated). */
   setEnvelope: { envelope: Envelope };
   /** Quota writes: the body is validated here, so a PATCH merges onto the row this writer last wrote. */
@@ -103,6 +107,7 @@ export const projectActor = defineActor<ProjectState, ControlActorDeps>({
     },
     async applySchemaChange(ctx, msg: ProjectMessages['applySchemaChange'], deps): Promise<SchemaChangeResult> {
       if (ctx.state.row === null) throw notFound('Project.NotFound', 'project not found');
+      await refuseDirectSchemaChange(deps.db, ctx.id.key, msg.branch);
       const res = await applySchemaChange(deps.db, msg);
       // Compile before the reply, so the caller's next request already sees the new publication on this node.
       deps.publications.install(new CompiledPublication(res.publication));
@@ -110,6 +115,8 @@ export const projectActor = defineActor<ProjectState, ControlActorDeps>({
     },
     async schemaCommand(ctx, msg: ProjectMessages['schemaCommand'], deps): Promise<SchemaCommandResult> {
       if (ctx.state.row === null) throw notFound('Project.NotFound', 'project not found');
+      const direct = directChangeBranch(msg);
+      if (direct !== null) await refuseDirectSchemaChange(deps.db, ctx.id.key, direct);
       const res = await runSchemaCommand(deps.db, ctx.state.row.tenantId, ctx.id.key, msg);
       const pub = res.kind === 'migrated' ? res.result.publication
         : res.kind === 'recovered' ? res.outcome.result?.publication
@@ -118,6 +125,13 @@ export const projectActor = defineActor<ProjectState, ControlActorDeps>({
       const transition = res.kind === 'transition' ? res.outcome : res.kind === 'recovered' ? res.transition : undefined;
       if (transition?.backfill === true) startBackfill(ctx, deps, transition.record);
       if (transition?.cleanup === true) scheduleCleanup(ctx, transition.record);
+      return res;
+    },
+    async branchCommand(ctx, msg: ProjectMessages['branchCommand'], deps): Promise<BranchCommandResult> {
+      if (ctx.state.row === null) throw notFound('Project.NotFound', 'project not found');
+      const res = await runBranchCommand(deps.db, ctx.id.key, msg);
+      // A branch name can come back with other tables after a delete: no node may keep the old publication.
+      if (res.kind === 'deleted' || (res.kind === 'branch' && res.schemaChanged) || res.kind === 'sandbox') deps.publications.invalidate(ctx.id.key);
       return res;
     },
     async setEnvelope(ctx, msg: ProjectMessages['setEnvelope'], deps): Promise<null> {

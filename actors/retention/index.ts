@@ -6,10 +6,14 @@ import { ActorId } from '../actor-id.js';
 import { defineActor, type ActorDefinition } from '../define.js';
 import type { ActorSystem } from '../system.js';
 import type { ActorMessenger } from '../define.js';
+import { expireSandboxes } from './sandbox-expiry.js';
 
 /** The spec's operator actors; one activation of each per cluster (key `main`). */
 export const SWEEPER_NAMES: SweeperName[] = ['ObservabilityDrainAudit', 'StagingTtlSweeper', 'BillingDrainMetering'];
 export const sweeperId = (name: SweeperName): ActorId => new ActorId(name, 'main');
+
+/** How often expired sandboxes are looked for: CONTRACT deletes one within 15 s after `expiresAt`. */
+const SANDBOX_SWEEP_MS = 5_000;
 
 export interface SweeperDeps {
   db: SqlExecutor;
@@ -31,6 +35,8 @@ export interface SweeperMessages {
   more: Record<string, never>;
   /** Sweep now, whatever the last sweep was, and reply with what was deleted (tests, operators). */
   sweep: Record<string, never>;
+  /** StagingTtlSweeper: delete sandboxes past `expiresAt` (a timer of its own, so it meets CONTRACT's 15 s). */
+  expireSandboxes: Record<string, never>;
 }
 
 interface SweeperState {
@@ -77,6 +83,10 @@ export function sweeperActor(name: SweeperName): ActorDefinition<SweeperState, S
       async sweep(ctx, _msg: SweeperMessages['sweep'], deps) {
         return run(ctx, deps);
       },
+      async expireSandboxes(ctx, _msg: SweeperMessages['expireSandboxes'], deps) {
+        if (name !== 'StagingTtlSweeper' || deps.stopping.value) return { deleted: 0 };
+        return { deleted: await expireSandboxes(deps.db, ctx.system, deps.log) };
+      },
     },
   });
 }
@@ -104,6 +114,7 @@ export class RetentionDriver {
   private readonly intervalMs: number;
   private readonly stopping = { value: false };
   private timer: NodeJS.Timeout | null = null;
+  private sandboxTimer: NodeJS.Timeout | null = null;
 
   constructor(opts: RetentionDriverOptions) {
     this.system = opts.system;
@@ -122,6 +133,10 @@ export class RetentionDriver {
       for (const name of SWEEPER_NAMES) this.system.tell(sweeperId(name), 'tick', {});
     }, this.intervalMs);
     this.timer.unref();
+    this.sandboxTimer = setInterval(() => {
+      this.system.tell(sweeperId('StagingTtlSweeper'), 'expireSandboxes', {});
+    }, Math.min(SANDBOX_SWEEP_MS, this.intervalMs));
+    this.sandboxTimer.unref();
   }
 
   /** Runs both sweepers now and returns what each deleted. */
@@ -137,6 +152,8 @@ export class RetentionDriver {
   stop(): void {
     this.stopping.value = true;
     if (this.timer !== null) clearInterval(this.timer);
+    if (this.sandboxTimer !== null) clearInterval(this.sandboxTimer);
     this.timer = null;
+    this.sandboxTimer = null;
   }
 }

@@ -23,6 +23,7 @@ import { EXPLAIN_PUBLICATION_SPECS as XP } from '../../runtime/operations/explai
 import { EXPLAIN_READ_PLAN_SPEC } from '../../runtime/operations/explainability/read-plan.js';
 import type { OperationSpec } from '../../runtime/operations/types.js';
 import { RECORD_ROUTES } from './routes-records.js';
+import { BRANCH_ROUTES } from './routes-branches.js';
 import { accessPostSpec } from '../../runtime/operations/explainability/access-post.js';
 import { notFoundSpec } from './not-found.js';
 import { QUOTA_SPECS as Q } from '../../runtime/operations/usage/quotas.js';
@@ -94,6 +95,7 @@ export const STATIC_ROUTES: StaticRoute[] = [
   { method: 'PUT', path: 'ProjectRecord/:id', spec: PROJECT_SPECS.recordUpdate },
   { method: 'DELETE', path: 'ProjectRecord/:id', spec: PROJECT_SPECS.recordDelete },
   ...RECORD_ROUTES,
+  ...BRANCH_ROUTES,
 
   { method: 'POST', path: 'Schema/entities', spec: SCHEMA_SPECS.create },
   { method: 'PUT', path: 'Schema/entities', spec: SCHEMA_SPECS.alter },

@@ -5,6 +5,7 @@ import type { OrganizationRow, ProjectRow, TenantRow } from './rows.js';
 import type { ProjectCommand } from '../versioning/commands.js';
 import type { SchemaChange, SchemaChangeResult } from './schema-change.js';
 import type { SchemaCommand, SchemaCommandResult } from './schema-commands.js';
+import type { BranchCommand, BranchCommandResult } from '../branches/branch-commands.js';
 
 /**
  * Control-plane writes. Each is carried out by the actor that owns the
@@ -28,6 +29,8 @@ export interface ControlPlaneGateway {
   applySchemaChange(change: SchemaChange): Promise<SchemaChangeResult>;
   /** Schema journal writes (Project actor): migrations, rollbacks, recovery, snapshots. */
   schemaCommand(projectId: string, command: SchemaCommand): Promise<SchemaCommandResult>;
+  /** Branches and sandboxes (Project actor): copy-on-create, delete, protection. */
+  branchCommand(projectId: string, command: BranchCommand): Promise<BranchCommandResult>;
   /** Replaces a project's own governance envelope; resolves once this node (and, in cluster mode, its peers) apply it. */
   setGovernanceEnvelope(projectId: string, envelope: Envelope): Promise<void>;
   /** Quota writes (Project actor): the body is validated by the actor (422 naming the field); each applies from the next request on every node. */

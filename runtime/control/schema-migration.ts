@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { nextPublicationVersion } from './publication-counter.js';
 import { PLATFORM_SCHEMA, type SqlClient, type SqlExecutor } from '../../storage/index.js';
 import { ServiceError, conflict, validationFailed } from '../errors/service-error.js';
 import { modelHash } from '../publication/hash.js';
@@ -137,7 +138,7 @@ async function settle(tx: SqlExecutor, e: PendingEntry): Promise<MigrationResult
   const planned = planStored(head.model, head.schema, e.plan);
   const statements = [...planned.statements, ...(e.plan.extraStatements ?? [])];
   for (const stmt of statements) await tx.query(stmt);
-  const version = head.version + 1;
+  const version = await nextPublicationVersion(tx, e.projectId, head.version);
   const hash = modelHash(planned.model);
   const created = await tx.query<{ created_at: string }>(
     `INSERT INTO ${S}.publications (project_id, branch, version, model, descriptor_hash, correlation_id) VALUES ($1, $2, $3, $4::jsonb, $5, $6) RETURNING created_at`,
@@ -150,7 +151,7 @@ async function settle(tx: SqlExecutor, e: PendingEntry): Promise<MigrationResult
       [e.projectId, e.branch, e.plan.rollbackOf.toVersion],
     );
   }
-  await tx.query(`UPDATE ${S}.schema_journal SET state = 'applied', settled_at = now() WHERE id = $1`, [e.id]);
+  await tx.query(`UPDATE ${S}.schema_journal SET state = 'applied', settled_at = now(), to_version = $2 WHERE id = $1`, [e.id, version]);
   return {
     publication: { tenantId: e.tenantId, projectId: e.projectId, branch: e.branch, version, schema: head.schema, model: planned.model, descriptorHash: hash, createdAt: created.rows[0]!.created_at },
     journalId: e.id,

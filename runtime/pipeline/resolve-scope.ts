@@ -1,7 +1,8 @@
 import { notFound, unauthorized, validationFailed, ServiceError } from '../errors/service-error.js';
 import type { OperationContext, Scope } from '../operations/types.js';
 
-const BRANCH_NAME = /^[a-z][a-z0-9_]{0,27}$/;
+/** CONTRACT "Branches": the branch name regex (runtime/operations/control/branches.ts). */
+const BRANCH_NAME = /^[a-z0-9][a-z0-9-]{0,62}$/;
 
 /** Reason codes of a project that is not active, by state. */
 const PROJECT_STATE_REASONS: Readonly<Record<string, string>> = { suspended: 'Project.Suspended', archived: 'Project.Archived' };

@@ -19,6 +19,7 @@ import { m0017 } from './0017-webhook-deliveries-held-by-a-quota.js';
 import { m0018 } from './0018-usage-on-audit-rows.js';
 import { m0019 } from './0019-versioning-and-records.js';
 import { m0020 } from './0020-schema-journal-and-transitions.js';
+import { m0021 } from './0021-branches-and-sandboxes.js';
 
 /**
  * Platform tables, append-only list, one file per migration. Never edit a
@@ -46,4 +47,5 @@ export const MIGRATIONS: readonly Migration[] = [
   m0018,
   m0019,
   m0020,
+  m0021,
 ];

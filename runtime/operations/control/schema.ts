@@ -1,6 +1,7 @@
 import { notFound } from '../../errors/service-error.js';
 import { diffModels, fieldChanges, resolveModelRef } from '../../control/schema-diff.js';
 import { planChange, readHead, type SchemaAction } from '../../control/schema-change.js';
+import { nextPublicationVersion } from '../../control/publication-counter.js';
 import { findEntity } from '../../publication/model.js';
 import { collectionName } from '../../publication/naming.js';
 import { parseEntityDefinition } from '../../publication/validate-definition.js';
@@ -61,7 +62,7 @@ export const SCHEMA_SPECS = {
     const head = await readHead(ctx.services.db, scope.project.id, scope.branch, false);
     const action: SchemaAction = findEntity(head.model, String((ctx.inv.body as Record<string, unknown> | null)?.entityName ?? '')) === undefined ? 'create' : 'alter';
     const plan = planChange(head.model, head.schema, action, ctx.inv.body);
-    return control(ctx, 'Schema', 'previewed', { action, entityName: plan.entityName, changes: fieldChanges(plan.before, plan.after), fromVersion: head.version, toVersion: head.version + 1 });
+    return control(ctx, 'Schema', 'previewed', { action, entityName: plan.entityName, changes: fieldChanges(plan.before, plan.after), fromVersion: head.version, toVersion: await nextPublicationVersion(ctx.services.db, scope.project.id, head.version) });
   }),
   validate: schemaOp('Schema.Entities.Validate', async (ctx) => {
     const { def, problems, problemCount } = parseEntityDefinition(ctx.inv.body, ctx.scope!.publication.record.model);

@@ -1,0 +1,74 @@
+/**
+ * Branches in cluster mode (two nodes in this process, NATS, one shared PostgreSQL): a
+ * branch created through node A serves reads and writes on node B at once; deleted through
+ * B, it answers 404 on A; a sandbox with a short TTL is swept by the cluster's
+ * StagingTtlSweeper through the Project actor wherever it lives.
+ */
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import { Client, defineEntity } from '../support/client.js';
+import { expectError, expectStatus } from '../support/expect.js';
+import { NatsCluster, natsServerAvailable } from '../support/nats-cluster.js';
+import { createTestDatabase, startServer, TEST_DATABASE_URL, type TestServer } from '../support/server.js';
+import { controlData } from './support.js';
+
+const ready = natsServerAvailable() && TEST_DATABASE_URL !== null;
+const mustRun = process.env.CI === 'true';
+
+describe('branches in cluster mode', { skip: !ready && !mustRun ? 'needs nats-server and TEST_DATABASE_URL' : false }, () => {
+  let nats: NatsCluster;
+  let db: { url: string; drop(): Promise<void> };
+  const nodes: TestServer[] = [];
+  const token = `test-admin-${randomUUID()}`;
+
+  before(async () => {
+    nats = await NatsCluster.start(1);
+    db = await createTestDatabase();
+    for (const id of ['br-a', 'br-b']) {
+      nodes.push(await startServer({ backend: 'postgres', reuse: { dataDir: 'memory:', databaseUrl: db.url }, env: { NATS_URL: nats.natsUrl, NODE_ID: id, SERVICE_ADMIN_TOKEN: token } }));
+    }
+    const deadline = Date.now() + 10_000;
+    while ((await nodes[0]!.node.services.node.members()).length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  });
+  after(async () => {
+    for (const n of nodes) await n.stop();
+    await nats?.stop();
+    await db?.drop();
+  });
+
+  it('created on A, used on B at once; deleted on B, gone on A; a short-TTL sandbox is swept', async () => {
+    const [a, b] = nodes as [TestServer, TestServer];
+    const tenant = `t${randomUUID().slice(0, 8)}`;
+    const adminA = new Client(a.url, { token });
+    expectStatus(await adminA.post('/api/TenantRecord', { slug: tenant, name: tenant }), 201);
+    expectStatus(await adminA.post('/api/projects/create', { tenant, slug: 'app', name: 'App' }), 201);
+    const onA = adminA.with({ tenant, project: 'app' });
+    const onB = new Client(b.url, { token, tenant, project: 'app' });
+    await defineEntity(onA, { entityName: 'Doc', fields: [{ name: 'title', type: 'String', nullable: false }] });
+    const doc = await onA.post('/api/docs', { title: 'on main' });
+    expectStatus(doc, 201);
+
+    const branch = controlData(await onA.post('/api/branches', { name: 'dev' }), 201);
+    const devB = onB.with({ branch: 'dev' });
+    const rows = await devB.get('/api/docs');
+    expectStatus(rows, 200);
+    assert.deepEqual(rows.body.data.map((d: any) => d.id), [doc.body.data.id]);
+    expectStatus(await devB.post('/api/docs', { title: 'on dev via B' }), 201);
+    assert.equal((await onA.get('/api/docs')).body.data.length, 1);
+    assert.equal((await onA.with({ branch: 'dev' }).get('/api/docs')).body.data.length, 2);
+
+    expectStatus(await onB.delete(`/api/Branch/branches/${branch.id}`), 204);
+    expectError(await onA.with({ branch: 'dev' }).get('/api/docs'), 404, 'NOT_FOUND', 'Scope.BranchNotFound');
+    expectError(await onA.get('/api/branches/dev'), 404, 'NOT_FOUND', 'Branch.NotFound');
+
+    const sb = controlData(await onB.post('/api/sandboxes', { branch: 'main', seedFrom: 'main', ttlSeconds: 1 }), 201);
+    const deadline = Date.parse(sb.expiresAt) + 15_000;
+    let gone = false;
+    while (!gone && Date.now() < deadline) {
+      gone = (await onA.get(`/api/branches/${sb.branch}`)).status === 404;
+      if (!gone) await new Promise((r) => setTimeout(r, 250));
+    }
+    assert.ok(gone, 'the sandbox outlived expiresAt by 15 s');
+  });
+});
