@@ -24,6 +24,7 @@ import { EXPLAIN_READ_PLAN_SPEC } from '../../runtime/operations/explainability/
 import type { OperationSpec } from '../../runtime/operations/types.js';
 import { RECORD_ROUTES } from './routes-records.js';
 import { BRANCH_ROUTES } from './routes-branches.js';
+import { PROPOSAL_ROUTES } from './routes-proposals.js';
 import { accessPostSpec } from '../../runtime/operations/explainability/access-post.js';
 import { notFoundSpec } from './not-found.js';
 import { QUOTA_SPECS as Q } from '../../runtime/operations/usage/quotas.js';
@@ -96,6 +97,7 @@ export const STATIC_ROUTES: StaticRoute[] = [
   { method: 'DELETE', path: 'ProjectRecord/:id', spec: PROJECT_SPECS.recordDelete },
   ...RECORD_ROUTES,
   ...BRANCH_ROUTES,
+  ...PROPOSAL_ROUTES,
 
   { method: 'POST', path: 'Schema/entities', spec: SCHEMA_SPECS.create },
   { method: 'PUT', path: 'Schema/entities', spec: SCHEMA_SPECS.alter },

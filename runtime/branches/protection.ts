@@ -5,7 +5,8 @@ import type { SchemaCommand } from '../control/schema-commands.js';
 /** Schema commands that change a branch's schema directly (what `requireProposal` forbids); recovery and a running transition's own steps are not. */
 export function directChangeBranch(cmd: SchemaCommand): string | null {
   switch (cmd.kind) {
-    case 'migrate': return cmd.migration.branch;
+    // A proposal's merge is the one way a protected branch's schema changes.
+    case 'migrate': return cmd.migration.kind === 'merge' ? null : cmd.migration.branch;
     case 'rollback':
     case 'transitionExecute':
     case 'transitionRollback':

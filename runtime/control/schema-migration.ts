@@ -17,7 +17,7 @@ export interface ChangeInput {
 }
 
 /** How the journal names the migration: one entity (`single`) or a multi-change action (CONTRACT). */
-export type MigrationKind = 'single' | 'migrate' | 'batch' | 'rollback' | 'transition';
+export type MigrationKind = 'single' | 'migrate' | 'batch' | 'rollback' | 'transition' | 'merge';
 
 export interface SchemaMigration {
   tenantId: string;

@@ -12,6 +12,7 @@ export interface ErrorEnvelope {
     explainUrl: string;
     bindingId?: string;
     missingGrants?: string[];
+    unmetGates?: string[];
     errors?: Array<{ field: string; reasonCode: string; message: string }>;
     errorCount?: number;
     truncated?: boolean;
@@ -39,6 +40,7 @@ export function toErrorEnvelope(err: ServiceError, correlationId: string, basePa
   if (d.field !== undefined) body.field = d.field;
   if (d.bindingId !== undefined) body.bindingId = d.bindingId;
   if (d.missingGrants !== undefined) body.missingGrants = d.missingGrants;
+  if (d.unmetGates !== undefined) body.unmetGates = d.unmetGates;
   if (d.decision !== undefined) body.decision = d.decision;
   if (d.requiredStrength !== undefined) body.requiredStrength = d.requiredStrength;
   if (d.errors !== undefined) {

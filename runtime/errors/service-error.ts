@@ -6,6 +6,8 @@ const MARK = Symbol.for('plinth.ServiceError');
 export interface ErrorDetails {
   field?: string;
   missingGrants?: string[];
+  /** Merge gates a proposal does not meet (CONTRACT "Proposals"). */
+  unmetGates?: string[];
   bindingId?: string;
   retryable?: boolean;
   /** The problems validation found, at most MAX_LISTED_ERRORS of them (error-list.ts). */

@@ -20,6 +20,7 @@ import { m0018 } from './0018-usage-on-audit-rows.js';
 import { m0019 } from './0019-versioning-and-records.js';
 import { m0020 } from './0020-schema-journal-and-transitions.js';
 import { m0021 } from './0021-branches-and-sandboxes.js';
+import { m0022 } from './0022-proposals-and-deployments.js';
 
 /**
  * Platform tables, append-only list, one file per migration. Never edit a
@@ -48,4 +49,5 @@ export const MIGRATIONS: readonly Migration[] = [
   m0019,
   m0020,
   m0021,
+  m0022,
 ];
