@@ -27,11 +27,16 @@ forEachBackend('proposals', (backend: Backend) => {
 
   /** main has Customer with one row; branch `dev` was copied from it. */
   async function project(): Promise<Client> {
-    const c = (await bootstrapProject(server.url, server.adminToken, newSlug())).client;
+    return (await projectWithId()).c;
+  }
+
+  async function projectWithId(): Promise<{ c: Client; projectId: string }> {
+    const boot = await bootstrapProject(server.url, server.adminToken, newSlug());
+    const c = boot.client;
     await defineEntity(c, CUSTOMER);
     expectStatus(await c.post('/api/customers', { email: 'ada@example.com' }), 201);
     controlData(await c.post('/api/branches', { name: 'dev' }), 201);
-    return c;
+    return { c, projectId: boot.projectId };
   }
 
   it('create, list and read: CONTRACT shapes, diff of head against base, validation ok', async () => {
@@ -105,7 +110,7 @@ forEachBackend('proposals', (backend: Backend) => {
   });
 
   it('approvals gate the merge; approving twice adds nothing; the merge is one migration, publication and journal entry', async () => {
-    const c = await project();
+    const { c, projectId } = await projectWithId();
     controlData(await c.put(`/api/Branch/branches/${controlData(await c.get('/api/branches/main'), 200).id}/protection`, { requireProposal: true, requiredApprovals: 1 }), 200);
     const dev = c.with({ branch: 'dev' });
     expectStatus(await dev.post('/api/Schema/entities', TAG), 201);
@@ -117,16 +122,31 @@ forEachBackend('proposals', (backend: Backend) => {
     const e = expectError(await c.post(`/api/proposals/${p.id}/merge`, {}), 409, 'CONFLICT', 'Proposal.GatesNotMet');
     assert.deepEqual(e.unmetGates, ['approvals']);
 
-    // A project user without the capability cannot approve.
+    // A project user without the capability cannot approve, nor merge, nor create proposals.
     const user = c.with({ token: await projectUserToken(c) });
-    expectError(await user.post(`/api/proposals/${p.id}/approve`, {}), 403, 'ACCESS_DENIED', (await user.post(`/api/proposals/${p.id}/approve`, {})).body.error.reasonCode);
-    expectStatus(await user.post(`/api/proposals/${p.id}/merge`, {}), 403);
+    const denied = expectError(await user.post(`/api/proposals/${p.id}/approve`, {}), 403, 'ACCESS_DENIED', 'Proposal.ApproverGrantMissing');
+    assert.deepEqual(denied.missingGrants, ['branch:main:approve']);
+    expectError(await user.post(`/api/proposals/${p.id}/merge`, {}), 403, 'ACCESS_DENIED', (await user.post(`/api/proposals/${p.id}/merge`, {})).body.error.reasonCode);
+    expectStatus(await user.post('/api/proposals', { title: 'x', base: 'main', head: 'dev' }), 403);
+    // A grant on another branch does not help; `branch:main:approve` does.
+    const admin = c;
+    expectStatus(await admin.post(`/api/projects/${projectId}/capability-grants`, { role: 'authenticated', grant: 'branch:dev:approve' }), 201);
+    expectError(await admin.post(`/api/projects/${projectId}/capability-grants`, { role: 'authenticated', grant: 'branch:Bad_Name:approve' }), 422, 'VALIDATION_FAILED', 'CapabilityGrant.InvalidGrant', 'grant');
+    expectStatus(await admin.post(`/api/projects/${projectId}/capability-grants`, { role: 'authenticated', grant: 'branch:main:approve' }), 201);
+    let approvedByUser = await user.post(`/api/proposals/${p.id}/approve`, {});
+    for (let i = 0; i < 30 && approvedByUser.status === 403; i++) {
+      await new Promise((r) => setTimeout(r, 200));
+      approvedByUser = await user.post(`/api/proposals/${p.id}/approve`, {});
+    }
+    const afterUser = controlData(approvedByUser, 200, 'Proposal', 'approved');
+    assert.equal(afterUser.approvals.length, 1);
+    assert.match(afterUser.approvals[0].subjectId, /^[0-9a-f-]{36}$/);
 
     expectStatus(await c.post(`/api/proposals/${p.id}/approve`, {}), 200);
     expectStatus(await c.post(`/api/proposals/${p.id}/approve`, {}), 200);
     const approved = controlData(await c.get(`/api/proposals/${p.id}`), 200);
-    assert.equal(approved.approvals.length, 1, 'one approval per actor');
-    assert.equal(approved.approvals[0].actor, 'platform-admin');
+    assert.equal(approved.approvals.length, 2, 'one approval per actor');
+    assert.equal(approved.approvals[1].actor, 'platform-admin');
     assert.match(approved.approvals[0].at, ISO_UTC);
 
     const headBefore = controlData(await c.get('/api/branches/main'), 200).head.publicationVersion;

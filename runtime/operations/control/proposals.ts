@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { PLATFORM_SCHEMA } from '../../../storage/index.js';
-import { ServiceError, conflict, validationFailed } from '../../errors/service-error.js';
+import { ServiceError, accessDenied, conflict, validationFailed } from '../../errors/service-error.js';
+import { grantCovered, heldGrants } from '../../pipeline/grants.js';
 import { readHead } from '../../control/schema-change.js';
 import { changesBetween } from '../../control/schema-rollback.js';
 import { COLUMNS, analyse, proposalRecord, requireProposal, unmetGates, type ProposalRow } from '../../proposals/proposal-store.js';
@@ -52,14 +53,24 @@ const read = proposalOp('ControlPlane.Proposal.Read', async (ctx) => {
   return control(ctx, 'Proposal', 'read', await fullRecord(ctx, p));
 });
 
-const approve = proposalOp('ControlPlane.Proposal.Approve', async (ctx) => {
+/** Approvers: the admin, or a holder of `branch:<base>:approve` (known only once the proposal is read, so checked here). */
+async function refuseNonApprover(ctx: OperationContext, base: string): Promise<void> {
+  const held = await heldGrants(ctx);
+  const grant = `branch:${base}:approve`;
+  if (held !== 'all' && !grantCovered(held.grants, grant)) {
+    throw accessDenied('Proposal.ApproverGrantMissing', `approving needs ${grant}`, { missingGrants: [grant] });
+  }
+}
+
+const approve: OperationSpec = { ...proposalOp('ControlPlane.Proposal.Approve', async (ctx) => {
   const p = await requireProposal(ctx.services.db, ctx.scope!.project.id, ctx.inv.params.id ?? '');
+  await refuseNonApprover(ctx, p.base);
   await ctx.services.db.query(
     `INSERT INTO ${S}.proposal_approvals (proposal_id, actor, subject_id) VALUES ($1, $2, $3) ON CONFLICT (proposal_id, actor) DO NOTHING`,
     [p.id, ctx.actor.label, ctx.actor.subjectId],
   );
   return control(ctx, 'Proposal', 'approved', await fullRecord(ctx, p));
-});
+}), authn: 'user' };
 
 /**
  * Merge: gates and diff are computed afresh on base's current head (a base

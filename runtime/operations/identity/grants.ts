@@ -8,8 +8,8 @@ import { assertGrantWithinEnvelope } from '../../governance/within-envelope.js';
 import type { CompiledPublication } from '../../publication/compiled-publication.js';
 import { hasPolicyParts, validateGrantPolicy, type PolicyGrant } from '../../policy/grant-policy.js';
 
-/** `entity:<Entity|*>:<verb|*>`; Entity is a PascalCase entity name. */
-export const GRANT_RE = /^entity:(\*|[A-Z][A-Za-z0-9]{0,62}):(read|insert|update|delete|\*)$/;
+/** `entity:<Entity|*>:<verb|*>` (Entity is a PascalCase entity name), or `branch:<name|*>:approve` (proposals, CONTRACT "Proposals"). */
+export const GRANT_RE = /^(entity:(\*|[A-Z][A-Za-z0-9]{0,62}):(read|insert|update|delete|\*)|branch:(\*|[a-z0-9][a-z0-9-]{0,62}):approve)$/;
 /** Role names (`authenticated`, and whatever roles later sources assign). */
 export const ROLE_RE = /^[A-Za-z][A-Za-z0-9_.:-]{0,63}$/;
 
@@ -79,7 +79,7 @@ export const createGrantSpec: OperationSpec = {
     const hasRole = body.role !== undefined && body.role !== null;
     if (hasSubject === hasRole) throw validationFailed('CapabilityGrant.HolderRequired', 'give exactly one of subjectId or role');
     if (typeof body.grant !== 'string' || !GRANT_RE.test(body.grant)) {
-      throw validationFailed('CapabilityGrant.InvalidGrant', 'grant must look like entity:<Entity>:<read|insert|update|delete|*>', 'grant');
+      throw validationFailed('CapabilityGrant.InvalidGrant', 'grant must look like entity:<Entity>:<read|insert|update|delete|*> or branch:<name>:approve', 'grant');
     }
     const grant = body.grant;
     await assertGrantWithinEnvelope(ctx, projectId, grant);
