@@ -29,7 +29,8 @@ async function executeHeld(ctx: OperationContext, hold: QuotaHold): Promise<Resu
   return result;
 }
 
-export type Outcome = { ok: true; result: Result } | { ok: false; error: ServiceError };
+/** `publicationVersion`: the publication that served a project-scoped request, once the scope stage resolved it (CONTRACT "Deployments"). */
+export type Outcome = ({ ok: true; result: Result } | { ok: false; error: ServiceError }) & { publicationVersion?: number };
 
 /**
  * The one entry point: every protocol's request passes the six pipeline
@@ -67,11 +68,11 @@ export async function dispatch(inv: Invocation, services: Services): Promise<Out
     const usage = usageOf(ctx, result);
     if (inv.operation.evidence !== 'failures') recordEvidence(ctx, result.status, null, usage); // 6
     else if (usage !== null) meterWithoutAuditRow(ctx, usage);
-    return { ok: true, result };
+    return ctx.scope === null ? { ok: true, result } : { ok: true, result, publicationVersion: ctx.scope.publication.version };
   } catch (err) {
     // A storage connection lost in any stage (a cache load, a grant lookup) is retryable like one lost in the operation.
     const error = isConnectionError(err) ? storageUnavailable(err) : maskError(err, inv.correlationId, services.log);
     recordEvidence(ctx, httpStatusOf(error), error); // 6
-    return { ok: false, error };
+    return ctx.scope === null ? { ok: false, error } : { ok: false, error, publicationVersion: ctx.scope.publication.version };
   }
 }

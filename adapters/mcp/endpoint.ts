@@ -84,6 +84,7 @@ export function registerMcpEndpoint(app: TemplatedApp, services: Services, opts:
     inFlight.count++;
     dispatch(invocationOf(head, call, r), services)
       .then((outcome) => {
+        if (outcome.publicationVersion !== undefined) r.publicationVersion = outcome.publicationVersion;
         if (outcome.ok) return then(outcome.result.body as McpAnswer | null);
         const error = outcome.error;
         if (error.code === 'UNAUTHORIZED') {

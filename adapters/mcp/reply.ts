@@ -19,6 +19,8 @@ export interface McpReply {
   maxResponseBytes: number;
   /** Close the connection after the answer (a declared body over the limit is not read; as REST). */
   closeConnection?: boolean;
+  /** The publication that served the request (`X-Service-Publication-Version`, CONTRACT "Deployments"). */
+  publicationVersion?: number;
 }
 
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -30,6 +32,7 @@ export function send(r: McpReply, status: number, headers: Record<string, string
     r.started = true;
     r.res.writeStatus(statusLine(status));
     r.res.writeHeader('X-Service-Correlation-Id', r.correlationId);
+    if (r.publicationVersion !== undefined) r.res.writeHeader('X-Service-Publication-Version', String(r.publicationVersion));
     if (r.cors !== null) {
       r.res.writeHeader('Access-Control-Allow-Origin', r.cors);
       r.res.writeHeader('Access-Control-Expose-Headers', 'Mcp-Session-Id, X-Service-Correlation-Id, WWW-Authenticate');

@@ -174,6 +174,7 @@ async function run(services: Services, meta: RequestMeta, m: RouteMatch, basePat
     ...(m.spec.requestHeaders === undefined ? {} : { headers: extraHeaders }),
   };
   const outcome = await dispatch(inv, services);
+  if (outcome.publicationVersion !== undefined) target.publicationVersion = outcome.publicationVersion;
   if (outcome.ok) writeResult(target, outcome.result, basePath);
   else writeError(target, outcome.error, basePath);
 }

@@ -17,4 +17,6 @@ export interface ReplyTarget {
   onAbort?: () => void;
   /** The route's error shape (OperationSpec.errorShape): GraphQL's `errors[]` instead of the REST envelope. */
   errorShape?: 'graphql';
+  /** The publication that served the request (`X-Service-Publication-Version`); absent before a scope was resolved. */
+  publicationVersion?: number;
 }

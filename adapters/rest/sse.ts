@@ -117,6 +117,7 @@ export function writeStream(t: ReplyTarget, status: string, headers: Record<stri
   res.cork(() => {
     res.writeStatus(status);
     res.writeHeader('X-Service-Correlation-Id', t.correlationId);
+    if (t.publicationVersion !== undefined) res.writeHeader('X-Service-Publication-Version', String(t.publicationVersion));
     if (t.cors !== null) {
       res.writeHeader('Access-Control-Allow-Origin', t.cors);
       res.writeHeader('Access-Control-Expose-Headers', 'X-Service-Correlation-Id');

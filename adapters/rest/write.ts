@@ -18,9 +18,10 @@ function send(t: ReplyTarget, status: number, headers: Record<string, string> | 
     t.started = true;
     t.res.writeStatus(statusLine(status));
     t.res.writeHeader('X-Service-Correlation-Id', t.correlationId);
+    if (t.publicationVersion !== undefined) t.res.writeHeader('X-Service-Publication-Version', String(t.publicationVersion));
     if (t.cors !== null) {
       t.res.writeHeader('Access-Control-Allow-Origin', t.cors);
-      t.res.writeHeader('Access-Control-Expose-Headers', 'ETag, X-Service-Correlation-Id, Idempotent-Replayed');
+      t.res.writeHeader('Access-Control-Expose-Headers', 'ETag, X-Service-Correlation-Id, X-Service-Publication-Version, Idempotent-Replayed');
     }
     if (headers !== undefined) for (const k in headers) t.res.writeHeader(k, headers[k]!);
     if (body === null) t.res.endWithoutBody(0, t.closeConnection);

@@ -39,7 +39,10 @@ export async function resolveScope(ctx: OperationContext): Promise<Scope | null>
   if (!BRANCH_NAME.test(branch)) throw validationFailed('Scope.InvalidBranch', 'invalid branch name', 'X-Service-Branch');
   if (branch !== 'main' && !(await services.scopes.branchExists(project.id, branch))) throw notFound('Scope.BranchNotFound', 'branch not found');
   const publication = await services.publications.current(tenant.id, project.id, branch);
+  const scope: Scope = { tenant, project, branch, publication };
   if (inv.collection !== null) {
+    // Set before an unknown collection answers 404: that answer, too, names the publication that lacked it.
+    ctx.scope = scope;
     const entity = publication.byCollection.get(inv.collection);
     if (entity === undefined) throw routeUnknown();
     const kind = inv.operation.id.split('.')[2]!;
@@ -50,5 +53,5 @@ export async function resolveScope(ctx: OperationContext): Promise<Scope | null>
     ctx.entityOperation = op;
     ctx.operationId = opId;
   }
-  return { tenant, project, branch, publication };
+  return scope;
 }
