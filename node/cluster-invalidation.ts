@@ -27,6 +27,7 @@ export function broadcastInvalidations(bus: ClusterBus, caches: { publications: 
   return {
     publications: {
       current: (t, p, b) => publications.current(t, p, b),
+      serving: (t, p, c) => publications.serving(t, p, c),
       install: (pub: CompiledPublication) => {
         publications.install(pub);
         bus.publish('publication', { projectId: pub.record.projectId, branch: pub.record.branch, version: pub.version });

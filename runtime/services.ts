@@ -33,6 +33,8 @@ export interface ScopeDirectory {
 /** The live publication of a project branch on this node. */
 export interface PublicationSource {
   current(tenantId: string, projectId: string, branch: string): Promise<CompiledPublication>;
+  /** What production serves a request without `X-Service-Branch` (CONTRACT "Deployments"; the ramp picks by correlation id). */
+  serving(tenantId: string, projectId: string, correlationId: string): Promise<CompiledPublication>;
   /** Installs a publication that was just made live (by the project actor on this node). */
   install(pub: CompiledPublication): void;
   invalidate(projectId: string): void;

@@ -38,7 +38,8 @@ export async function resolveScope(ctx: OperationContext): Promise<Scope | null>
   const branch = inv.branchHeader ?? 'main';
   if (!BRANCH_NAME.test(branch)) throw validationFailed('Scope.InvalidBranch', 'invalid branch name', 'X-Service-Branch');
   if (branch !== 'main' && !(await services.scopes.branchExists(project.id, branch))) throw notFound('Scope.BranchNotFound', 'branch not found');
-  const publication = await services.publications.current(tenant.id, project.id, branch);
+  // No header: production's serving publication (a pin or ramp of a deployment); with it, that branch's head.
+  const publication = await (inv.branchHeader === null ? services.publications.serving(tenant.id, project.id, inv.correlationId) : services.publications.current(tenant.id, project.id, branch));
   const scope: Scope = { tenant, project, branch, publication };
   if (inv.collection !== null) {
     // Set before an unknown collection answers 404: that answer, too, names the publication that lacked it.

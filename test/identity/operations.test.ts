@@ -45,7 +45,7 @@ before(async () => {
       branchExists: async () => false,
       invalidate: () => {},
     },
-    publications: { current: async () => ({ byCollection: new Map(), operations: new Map() }) as never, install: () => {}, invalidate: () => {} },
+    publications: { current: async () => ({ byCollection: new Map(), operations: new Map() }) as never, serving: async () => ({ byCollection: new Map(), operations: new Map() }) as never, install: () => {}, invalidate: () => {} },
     grants: new SqlGrantSource(db),
     audit: { record: () => {}, flush: async () => {} },
     outbox: { kick: () => {} },

@@ -1,0 +1,92 @@
+import { PLATFORM_SCHEMA, SQLSTATE, type SqlClient, type SqlExecutor } from '../../storage/index.js';
+import { conflict, notFound } from '../errors/service-error.js';
+
+const S = PLATFORM_SCHEMA;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export type DeploymentState = 'pending' | 'ramping' | 'baking' | 'succeeded' | 'failed' | 'rolledBack';
+export const ACTIVE_STATES: readonly DeploymentState[] = ['pending', 'ramping', 'baking'];
+
+export interface DeploymentRow {
+  id: string;
+  environment: string;
+  target_branch: string;
+  target_version: string;
+  from_version: string;
+  ramp: number[] | null;
+  bake_seconds: number;
+  state: DeploymentState;
+  serving_version: string;
+  created_at: string;
+}
+
+const COLUMNS = 'id, environment, target_branch, target_version, from_version, ramp, bake_seconds, state, serving_version, created_at';
+
+export const deploymentRecord = (r: DeploymentRow): Record<string, unknown> => ({
+  id: r.id,
+  state: r.state,
+  environment: r.environment,
+  target: { branch: r.target_branch, publicationVersion: Number(r.target_version) },
+  servingVersion: Number(r.serving_version),
+  ...(r.ramp === null ? {} : { ramp: r.ramp }),
+  bake: r.bake_seconds,
+  createdAt: new Date(r.created_at).toISOString(),
+});
+
+export async function requireDeployment(db: SqlExecutor, projectId: string, id: string): Promise<DeploymentRow> {
+  const res = UUID.test(id) ? await db.query<DeploymentRow>(`SELECT ${COLUMNS} FROM ${S}.deployments WHERE project_id = $1 AND id = $2`, [projectId, id]) : { rows: [] };
+  if (res.rows[0] === undefined) throw notFound('Deployment.NotFound', 'deployment not found');
+  return res.rows[0];
+}
+
+export interface NewDeployment {
+  id: string;
+  projectId: string;
+  environment: string;
+  targetBranch: string;
+  targetVersion: number;
+  fromVersion: number;
+  ramp: number[] | null;
+  bake: number;
+}
+
+/** Inserts a pending deployment; the partial unique index makes a second in-flight one of the environment 409, on any node. */
+export async function insertDeployment(db: SqlClient, d: NewDeployment): Promise<DeploymentRow> {
+  try {
+    const res = await db.query<DeploymentRow>(
+      `INSERT INTO ${S}.deployments (id, project_id, environment, target_branch, target_version, from_version, ramp, bake_seconds, state, serving_version)
+       VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8, 'pending', $6) RETURNING ${COLUMNS}`,
+      [d.id, d.projectId, d.environment, d.targetBranch, d.targetVersion, d.fromVersion, d.ramp === null ? null : JSON.stringify(d.ramp), d.bake],
+    );
+    return res.rows[0]!;
+  } catch (err) {
+    if ((err as { code?: string }).code === SQLSTATE.UNIQUE_VIOLATION) throw conflict('Deployment.InProgress', 'another deployment of this environment is in progress');
+    throw err;
+  }
+}
+
+/** Moves an in-flight deployment to `state`; false once it left the in-flight states (rolled back meanwhile). */
+export async function advance(db: SqlExecutor, id: string, state: DeploymentState, servingVersion?: number): Promise<boolean> {
+  const res = await db.query(
+    `UPDATE ${S}.deployments SET state = $2, serving_version = COALESCE($3, serving_version), updated_at = now() WHERE id = $1 AND state IN ('pending', 'ramping', 'baking')`,
+    [id, state, servingVersion ?? null],
+  );
+  return (res.rowCount ?? 0) > 0;
+}
+
+export interface Pin {
+  branch: string;
+  version: number;
+  /** main's head when pinned: once main's head moves, production serves the head again. */
+  head: number;
+  ramp: { branch: string; version: number; percent: number } | null;
+}
+
+export async function writePin(db: SqlExecutor, projectId: string, environment: string, p: Pin): Promise<void> {
+  await db.query(
+    `INSERT INTO ${S}.environments (project_id, name, pinned_branch, pinned_version, pinned_head, ramp_branch, ramp_version, ramp_percent)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+     ON CONFLICT (project_id, name) DO UPDATE SET pinned_branch = $3, pinned_version = $4, pinned_head = $5, ramp_branch = $6, ramp_version = $7, ramp_percent = $8, updated_at = now()`,
+    [projectId, environment, p.branch, p.version, p.head, p.ramp?.branch ?? null, p.ramp?.version ?? null, p.ramp?.percent ?? 0],
+  );
+}

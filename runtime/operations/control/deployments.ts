@@ -1,0 +1,145 @@
+import { randomUUID } from 'node:crypto';
+import { PLATFORM_SCHEMA, type SqlExecutor } from '../../../storage/index.js';
+import { conflict, notFound, validationFailed } from '../../errors/service-error.js';
+import { readHead } from '../../control/schema-change.js';
+import { modelDiff } from '../../proposals/proposal-diff.js';
+import type { ProjectModel } from '../../publication/model.js';
+import { driveDeployment, type DeployTarget } from '../../deployments/deployment-driver.js';
+import { deploymentRecord, insertDeployment, requireDeployment, writePin } from '../../deployments/deployment-store.js';
+import { PRODUCTION, readEnvironment, servableProblem } from '../../deployments/serving.js';
+import { control } from '../envelopes.js';
+import { noGrants, type OperationContext, type OperationSpec } from '../types.js';
+import { bodyObject, checkBranchName, refuseUnknown } from './branches.js';
+
+const S = PLATFORM_SCHEMA;
+const deploymentOp = (id: string, execute: OperationSpec['execute']): OperationSpec => ({ id, authn: 'admin', scope: 'project', grants: noGrants, execute });
+
+interface Resolved extends DeployTarget {
+  model: ProjectModel;
+}
+
+async function publicationOf(db: SqlExecutor, projectId: string, version: number): Promise<Resolved | null> {
+  const res = await db.query<{ branch: string; model: ProjectModel }>(`SELECT branch, model FROM ${S}.publications WHERE project_id = $1 AND version = $2`, [projectId, version]);
+  const row = res.rows[0];
+  return row === undefined ? null : { branch: row.branch, version, model: row.model };
+}
+
+const positiveVersion = (v: unknown, field: string): number => {
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < 1 || v > Number.MAX_SAFE_INTEGER) throw validationFailed('Deployment.InvalidVersion', `'${field}' must be a positive integer`, field);
+  return v;
+};
+
+/** `target: { branch, publicationVersion? }`: the branch's head, or a publication recorded on that branch (CONTRACT "Deployments"). */
+async function resolveTarget(ctx: OperationContext, raw: unknown): Promise<{ branch: string; resolved: Resolved }> {
+  const t = bodyObject(raw, 'Deployment');
+  refuseUnknown(t, ['branch', 'publicationVersion'], 'Deployment');
+  const branch = checkBranchName(t.branch, 'target.branch');
+  const projectId = ctx.scope!.project.id;
+  const head = await readHead(ctx.services.db, projectId, branch, false);
+  const version = t.publicationVersion === undefined || t.publicationVersion === null ? head.version : positiveVersion(t.publicationVersion, 'target.publicationVersion');
+  const pub = version === 0 ? null : await publicationOf(ctx.services.db, projectId, version);
+  if (pub === null || (pub.branch !== branch && version !== head.version)) throw notFound('Deployment.VersionNotFound', `branch '${branch}' has no publication ${version}`);
+  return { branch, resolved: pub };
+}
+
+const environmentOf = (v: unknown): string => {
+  if (v === undefined || v === null || v === PRODUCTION) return PRODUCTION;
+  throw validationFailed('Deployment.UnknownEnvironment', "the only environment is 'production'", 'environment');
+};
+
+/** What production serves now (for requests without `X-Service-Branch`) and main's head. */
+async function servingNow(db: SqlExecutor, projectId: string, environment: string): Promise<{ serving: Resolved; head: { version: number; model: ProjectModel } }> {
+  const head = await readHead(db, projectId, 'main', false);
+  const env = await readEnvironment(db, projectId, environment);
+  const headTarget: Resolved = { branch: 'main', version: head.version, model: head.model };
+  if (env === null || Number(env.pinned_head) !== head.version) return { serving: headTarget, head };
+  const pinned = await publicationOf(db, projectId, Number(env.pinned_version));
+  return { serving: pinned ?? headTarget, head };
+}
+
+function refuseUnservable(target: Resolved, headModel: ProjectModel): void {
+  const problem = servableProblem(target.model, headModel);
+  if (problem !== null) throw conflict('Deployment.SchemaIncompatible', `publication ${target.version} cannot serve main's tables: ${problem}; change the schema (merge, migrate or rollback in the journal) first`);
+}
+
+function parseRamp(v: unknown): number[] | null {
+  if (v === undefined || v === null) return null;
+  const steps = Array.isArray(v) ? v : (typeof v === 'object' && Array.isArray((v as Record<string, unknown>).steps) ? (v as Record<string, unknown>).steps as unknown[] : null);
+  if (steps === null || steps.length === 0 || steps.length > 20) throw validationFailed('Deployment.InvalidRamp', "'ramp' must be a list of 1 to 20 ascending percentages (1..100)", 'ramp');
+  let last = 0;
+  for (const s of steps) {
+    if (typeof s !== 'number' || !Number.isInteger(s) || s <= last || s > 100) throw validationFailed('Deployment.InvalidRamp', "'ramp' must be a list of 1 to 20 ascending percentages (1..100)", 'ramp');
+    last = s;
+  }
+  return steps as number[];
+}
+
+const preview = deploymentOp('ControlPlane.Deployment.Preview', async (ctx) => {
+  const b = bodyObject(ctx.inv.body, 'Deployment');
+  refuseUnknown(b, ['target', 'environment'], 'Deployment');
+  const environment = environmentOf(b.environment);
+  const { resolved } = await resolveTarget(ctx, b.target);
+  const { serving } = await servingNow(ctx.services.db, ctx.scope!.project.id, environment);
+  const migrations = modelDiff(serving.model, resolved.model);
+  const steps = [
+    { action: 'validate', detail: 'the target must be servable on main\'s tables' },
+    { action: 'switch', fromVersion: serving.version, toVersion: resolved.version },
+  ];
+  return control(ctx, 'Deployment', 'previewed', { plan: { fromVersion: serving.version, toVersion: resolved.version, migrations, steps } });
+});
+
+const create = deploymentOp('ControlPlane.Deployment.Create', async (ctx) => {
+  const b = bodyObject(ctx.inv.body, 'Deployment');
+  refuseUnknown(b, ['target', 'environment', 'ramp', 'bake'], 'Deployment');
+  const environment = environmentOf(b.environment);
+  const ramp = parseRamp(b.ramp);
+  const bake = b.bake ?? 0;
+  if (typeof bake !== 'number' || !Number.isInteger(bake) || bake < 0 || bake > 3600) throw validationFailed('Deployment.InvalidBake', "'bake' must be whole seconds from 0 to 3600", 'bake');
+  const { branch, resolved } = await resolveTarget(ctx, b.target);
+  const db = ctx.services.db;
+  const projectId = ctx.scope!.project.id;
+  const { serving, head } = await servingNow(db, projectId, environment);
+  refuseUnservable(resolved, head.model);
+  const id = randomUUID();
+  const row = await insertDeployment(db, { id, projectId, environment, targetBranch: branch, targetVersion: resolved.version, fromVersion: serving.version, ramp, bake });
+  const publications = ctx.services.publications;
+  void driveDeployment(db, { id, projectId, environment, from: serving, target: resolved, ramp, bake, invalidate: () => publications.invalidate(projectId) });
+  const rec = deploymentRecord(row);
+  return control(ctx, 'Deployment', 'accepted', { id: rec.id, state: rec.state, environment: rec.environment, target: rec.target }, 202);
+});
+
+const read = deploymentOp('ControlPlane.Deployment.Read', async (ctx) => {
+  const row = await requireDeployment(ctx.services.db, ctx.scope!.project.id, ctx.inv.params.id ?? '');
+  return control(ctx, 'Deployment', 'read', deploymentRecord(row));
+});
+
+/** Ends the deployment `rolledBack` and pins the environment to `toVersion` in one transaction. */
+const rollback = deploymentOp('ControlPlane.Deployment.Rollback', async (ctx) => {
+  const db = ctx.services.db;
+  const projectId = ctx.scope!.project.id;
+  const row = await requireDeployment(db, projectId, ctx.inv.params.id ?? '');
+  const b = bodyObject(ctx.inv.body, 'Deployment');
+  refuseUnknown(b, ['toVersion'], 'Deployment');
+  const toVersion = positiveVersion(b.toVersion, 'toVersion');
+  const to = await publicationOf(db, projectId, toVersion);
+  if (to === null) throw notFound('Deployment.VersionNotFound', `publication ${toVersion} never existed`);
+  const rolled = await db.transaction(async (tx) => {
+    const head = await readHead(tx, projectId, 'main', false);
+    refuseUnservable(to, head.model);
+    const res = await tx.query(
+      `UPDATE ${S}.deployments SET state = 'rolledBack', serving_version = $2, updated_at = now() WHERE id = $1 AND state <> 'rolledBack'`,
+      [row.id, toVersion],
+    );
+    if ((res.rowCount ?? 0) === 0) return false;
+    await writePin(tx, projectId, row.environment, { branch: to.branch, version: to.version, head: head.version, ramp: null });
+    return true;
+  });
+  if (!rolled) throw conflict('Deployment.AlreadyRolledBack', 'the deployment is already rolled back');
+  ctx.services.publications.invalidate(projectId);
+  const after = await requireDeployment(db, projectId, row.id);
+  return control(ctx, 'Deployment', 'rolledBack', deploymentRecord(after), 202);
+});
+
+
+/** `/api/deployments…` (CONTRACT "Deployments"). */
+export const DEPLOYMENT_SPECS = { preview, create, read, rollback };
