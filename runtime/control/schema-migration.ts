@@ -35,6 +35,8 @@ export interface SchemaMigration {
   changeFields?: Record<string, unknown>;
   /** Schema transitions: the entity's definition after this step (no `changes`; `extraStatements` are the DDL). */
   transition?: { entity: EntityDef };
+  /** A proposal's merge: the base head its diff and validation were computed on; another head → 409, never a stale plan. */
+  expectedFromVersion?: number;
 }
 
 export interface MigrationResult {
@@ -168,6 +170,9 @@ async function settle(tx: SqlExecutor, e: PendingEntry): Promise<MigrationResult
  */
 export async function applySchemaMigration(db: SqlClient, m: SchemaMigration): Promise<MigrationResult> {
   const head = await readHead(db, m.projectId, m.branch, false);
+  if (m.expectedFromVersion !== undefined && m.expectedFromVersion !== head.version) {
+    throw conflict('Proposal.BaseMoved', `the base moved from ${m.expectedFromVersion} to ${head.version} since the proposal was validated; merge again to re-validate`);
+  }
   // Invalid changes answer their 4xx before anything is written: no journal entry.
   const plan = storedPlanOf(m);
   const planned = planStored(head.model, head.schema, plan);

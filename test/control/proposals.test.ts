@@ -187,4 +187,25 @@ forEachBackend('proposals', (backend: Backend) => {
     const tags = await c.get('/api/tags');
     expectStatus(tags, 200);
   });
+
+  it('concurrent merges into one base: exactly one wins, the rest 409; the loser re-validates on the new base', async () => {
+    const c = await project();
+    controlData(await c.post('/api/branches', { name: 'dev2' }), 201);
+    expectStatus(await c.with({ branch: 'dev' }).post('/api/Schema/entities', TAG), 201);
+    expectStatus(await c.with({ branch: 'dev2' }).post('/api/Schema/entities', { entityName: 'Note', fields: [{ name: 'text', type: 'String', nullable: true }] }), 201);
+    const a = controlData(await c.post('/api/proposals', { title: 'a', base: 'main', head: 'dev' }), 201);
+    const a2 = controlData(await c.post('/api/proposals', { title: 'a again', base: 'main', head: 'dev' }), 201);
+    const b = controlData(await c.post('/api/proposals', { title: 'b', base: 'main', head: 'dev2' }), 201);
+    const before = controlData(await c.get('/api/Schema/journal'), 200).length;
+    const replies = await Promise.all([a, a, a2].map((p) => c.post(`/api/proposals/${p.id}/merge`, {})));
+    const ok = replies.filter((r) => r.status === 200);
+    assert.equal(ok.length, 1, JSON.stringify(replies.map((r) => [r.status, r.body.error?.reasonCode])));
+    for (const r of replies) if (r.status !== 200) expectError(r, 409, 'CONFLICT', r.body.error.reasonCode);
+    const journal = controlData(await c.get('/api/Schema/journal'), 200);
+    assert.equal(journal.length, before + 1, 'one merge applied');
+    // b was validated before the merge: read now, its diff is against the moved base (it would drop Tag).
+    const full = controlData(await c.get(`/api/proposals/${b.id}`), 200);
+    assert.equal(full.state, 'open');
+    assert.deepEqual(full.diff.map((d: any) => [d.op, d.entityName]), [['addEntity', 'Note'], ['dropEntity', 'Tag']]);
+  });
 });

@@ -94,7 +94,7 @@ const merge = proposalOp('ControlPlane.Proposal.Merge', async (ctx) => {
     kind: 'migrate',
     migration: {
       branch: p.base, kind: 'merge', changes, actor: ctx.actor.label, correlationId: ctx.inv.correlationId,
-      changeFields: { proposalId: p.id, head: p.head },
+      changeFields: { proposalId: p.id, head: p.head }, expectedFromVersion: a.baseVersion,
     },
   });
   if (res.kind !== 'migrated') throw new Error('unexpected schema command result');
