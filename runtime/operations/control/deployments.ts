@@ -18,8 +18,11 @@ interface Resolved extends DeployTarget {
   model: ProjectModel;
 }
 
-async function publicationOf(db: SqlExecutor, projectId: string, version: number): Promise<Resolved | null> {
-  const res = await db.query<{ branch: string; model: ProjectModel }>(`SELECT branch, model FROM ${S}.publications WHERE project_id = $1 AND version = $2`, [projectId, version]);
+/** A publication of the project; a branch copy shares its base's version number, so `prefer`'s own row wins. */
+async function publicationOf(db: SqlExecutor, projectId: string, version: number, prefer = 'main'): Promise<Resolved | null> {
+  const res = await db.query<{ branch: string; model: ProjectModel }>(
+    `SELECT branch, model FROM ${S}.publications WHERE project_id = $1 AND version = $2 ORDER BY (branch = $3) DESC, branch LIMIT 1`, [projectId, version, prefer],
+  );
   const row = res.rows[0];
   return row === undefined ? null : { branch: row.branch, version, model: row.model };
 }
@@ -37,7 +40,7 @@ async function resolveTarget(ctx: OperationContext, raw: unknown): Promise<{ bra
   const projectId = ctx.scope!.project.id;
   const head = await readHead(ctx.services.db, projectId, branch, false);
   const version = t.publicationVersion === undefined || t.publicationVersion === null ? head.version : positiveVersion(t.publicationVersion, 'target.publicationVersion');
-  const pub = version === 0 ? null : await publicationOf(ctx.services.db, projectId, version);
+  const pub = version === 0 ? null : await publicationOf(ctx.services.db, projectId, version, branch);
   if (pub === null || (pub.branch !== branch && version !== head.version)) throw notFound('Deployment.VersionNotFound', `branch '${branch}' has no publication ${version}`);
   return { branch, resolved: pub };
 }
