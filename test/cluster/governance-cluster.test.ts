@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { Client, defineEntity, type Reply } from '../support/client.js';
 import { expectError, expectStatus } from '../support/expect.js';
-import { NatsCluster, natsServerAvailable } from '../support/nats-cluster.js';
+import { NatsCluster, natsServerAvailable, startNodesOnNats, type NodesOnNats } from '../support/nats-cluster.js';
 import { createTestDatabase, startServer, TEST_DATABASE_URL, type TestServer } from '../support/server.js';
 
 const ready = natsServerAvailable() && TEST_DATABASE_URL !== null;
@@ -26,26 +26,17 @@ async function eventually(attempt: () => Promise<Reply>, ok: (r: Reply) => boole
 }
 
 describe('governance envelopes in cluster mode', { skip: !ready && !mustRun ? 'needs nats-server and TEST_DATABASE_URL' : false }, () => {
-  let nats: NatsCluster;
-  let db: { url: string; drop(): Promise<void> };
-  const nodes: TestServer[] = [];
-  /** One admin token for both nodes (the env given to startServer wins over its generated one). */
-  const token = `test-admin-${randomUUID()}`;
+  let cluster: NodesOnNats | undefined;
+  let nodes: TestServer[] = [];
+  /** One admin token for both nodes. */
+  let token = '';
 
   before(async () => {
-    nats = await NatsCluster.start(1);
-    db = await createTestDatabase();
-    for (const id of ['gov-a', 'gov-b']) {
-      nodes.push(await startServer({ backend: 'postgres', reuse: { dataDir: 'memory:', databaseUrl: db.url }, env: { NATS_URL: nats.natsUrl, NODE_ID: id, SERVICE_ADMIN_TOKEN: token } }));
-    }
-    // Both nodes must see each other in the membership before a change waits for confirmations.
-    const deadline = Date.now() + 10_000;
-    while ((await nodes[0]!.node.services.node.members()).length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    cluster = await startNodesOnNats(['gov-a', 'gov-b']);
+    ({ nodes, token } = cluster);
   });
   after(async () => {
-    for (const n of nodes) await n.stop();
-    await nats?.stop();
-    await db?.drop();
+    await cluster?.stop();
   });
 
   it('an envelope PUT on node A applies to the next request on node B, for the child too', async () => {

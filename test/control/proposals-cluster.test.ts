@@ -10,8 +10,8 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { Client, defineEntity, type Reply } from '../support/client.js';
 import { expectStatus } from '../support/expect.js';
-import { NatsCluster, natsServerAvailable } from '../support/nats-cluster.js';
-import { createTestDatabase, startServer, TEST_DATABASE_URL, type TestServer } from '../support/server.js';
+import { natsServerAvailable, startNodesOnNats, type NodesOnNats } from '../support/nats-cluster.js';
+import { TEST_DATABASE_URL, type TestServer } from '../support/server.js';
 import { controlData } from './support.js';
 
 const ready = natsServerAvailable() && TEST_DATABASE_URL !== null;
@@ -27,24 +27,17 @@ async function eventually(what: string, check: () => Promise<boolean>, ms = 5_00
 }
 
 describe('proposals and deployments in cluster mode', { skip: !ready && !mustRun ? 'needs nats-server and TEST_DATABASE_URL' : false }, () => {
-  let nats: NatsCluster;
-  let db: { url: string; drop(): Promise<void> };
-  const nodes: TestServer[] = [];
-  const token = `test-admin-${randomUUID()}`;
+  let cluster: NodesOnNats | undefined;
+  let nodes: TestServer[] = [];
+  /** One admin token for both nodes. */
+  let token = '';
 
   before(async () => {
-    nats = await NatsCluster.start(1);
-    db = await createTestDatabase();
-    for (const id of ['pr-a', 'pr-b']) {
-      nodes.push(await startServer({ backend: 'postgres', reuse: { dataDir: 'memory:', databaseUrl: db.url }, env: { NATS_URL: nats.natsUrl, NODE_ID: id, SERVICE_ADMIN_TOKEN: token } }));
-    }
-    const deadline = Date.now() + 10_000;
-    while ((await nodes[0]!.node.services.node.members()).length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    cluster = await startNodesOnNats(['pr-a', 'pr-b']);
+    ({ nodes, token } = cluster);
   });
   after(async () => {
-    for (const n of nodes) await n.stop();
-    await nats?.stop();
-    await db?.drop();
+    await cluster?.stop();
   });
 
   it('concurrent merges and deployments through both nodes: one wins each time, the rest 409; B serves what A deployed', async () => {

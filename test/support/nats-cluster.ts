@@ -3,6 +3,8 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { createTestDatabase, startServer, type TestServer } from './server.js';
 
 /** Where Debian's package puts it; NATS_SERVER_BIN overrides. */
 export const NATS_SERVER_BIN = process.env.NATS_SERVER_BIN ?? '/usr/sbin/nats-server';
@@ -191,4 +193,39 @@ export class NatsCluster {
     for (let i = 0; i < this.slots.length; i++) await this.kill(i);
     rmSync(this.dir, { recursive: true, force: true });
   }
+}
+
+/** Plinth nodes in this process on one single-server NATS and one fresh PostgreSQL database, sharing an admin token. */
+export interface NodesOnNats {
+  nodes: TestServer[];
+  token: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts one in-process node per id, all on one NATS server and one new
+ * database, and waits (bounded) until they see each other in the membership:
+ * a change that waits for confirmations must count every node.
+ */
+export async function startNodesOnNats(ids: readonly string[]): Promise<NodesOnNats> {
+  const nats = await NatsCluster.start(1);
+  const db = await createTestDatabase();
+  const token = `test-admin-${randomUUID()}`;
+  const nodes: TestServer[] = [];
+  const stop = async (): Promise<void> => {
+    for (const n of nodes) await n.stop();
+    await nats.stop();
+    await db.drop();
+  };
+  try {
+    for (const id of ids) {
+      nodes.push(await startServer({ backend: 'postgres', reuse: { dataDir: 'memory:', databaseUrl: db.url }, env: { NATS_URL: nats.natsUrl, NODE_ID: id, SERVICE_ADMIN_TOKEN: token } }));
+    }
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  const deadline = Date.now() + 10_000;
+  while ((await nodes[0]!.node.services.node.members()).length < ids.length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  return { nodes, token, stop };
 }
