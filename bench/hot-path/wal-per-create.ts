@@ -21,7 +21,7 @@ import { migratePlatform, PgClient } from '../../storage/index.js';
 import { createScratchDatabase } from '../db.js';
 import { cpuMs, walByRelation } from './db-cost.js';
 
-type Variant = 'bare' | 'before' | 'prepared' | 'after';
+type Variant = 'bare' | 'before' | 'prepared' | 'after' | 'direct';
 const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const CREATES = Number(process.env.BENCH_CREATES ?? 6000);
 const CONNECTIONS = 10;
@@ -35,6 +35,10 @@ const BARE = `INSERT INTO app."Order" ("customerName", status, total, qty) VALUE
 const CREATE = `WITH w AS (INSERT INTO app."Order" ("customerName", status, total, qty) VALUES ($1, $2, $3, $4) RETURNING *),
   ob AS (INSERT INTO plinth.outbox (event_id, type, tenant_id, project_id, branch, entity, entity_id, changed_fields, correlation_id, publication_version)
   SELECT gen_random_uuid(), $5, $6::uuid, $7::uuid, $8, $9, w.id::text, $10::jsonb, $11, $12::bigint FROM w) SELECT * FROM w`;
+/** Outbox-free: the event goes straight into the log, stamped with its transaction id for readers' commit-safe horizon. */
+const CREATE_DIRECT = `WITH w AS (INSERT INTO app."Order" ("customerName", status, total, qty) VALUES ($1, $2, $3, $4) RETURNING *),
+  ev AS (INSERT INTO plinth.events (id, type, tenant_id, project_id, entity, correlation_id, publication_version, occurred_at, data)
+  SELECT gen_random_uuid(), $5, $6::uuid, $7::uuid, $9, $11, $12::bigint, now(), jsonb_build_object('entity', $9::text, 'entityId', w.id::text, 'changedFields', $10::jsonb, 'branch', $8::text) FROM w) SELECT * FROM w`;
 const MOVED = 'seq, event_id, type, tenant_id, project_id, branch, entity, entity_id, changed_fields, correlation_id, publication_version, occurred_at';
 const PROJECT_MOVED = `INSERT INTO plinth.events (id, type, tenant_id, project_id, entity, correlation_id, publication_version, occurred_at, data)
   SELECT event_id, type, tenant_id, project_id, entity, correlation_id, publication_version, occurred_at,
@@ -58,6 +62,12 @@ async function setUp(url: string, variant: Variant): Promise<void> {
     status text NOT NULL CHECK (status IN ('open', 'paid', 'shipped', 'cancelled')), total numeric NOT NULL, qty int NOT NULL,
     "createdAt" timestamptz NOT NULL DEFAULT now(), "updatedAt" timestamptz NOT NULL DEFAULT now(), "concurrencyToken" uuid NOT NULL DEFAULT gen_random_uuid());
     CREATE INDEX ON app."Order" ("createdAt", id)`);
+  if (variant === 'direct') {
+    await db.exec('ALTER TABLE plinth.events ADD COLUMN xid xid8 NOT NULL DEFAULT pg_current_xact_id()');
+    await db.exec('DROP INDEX plinth.events_project_idx');
+    await db.exec('CREATE INDEX events_project_idx ON plinth.events (project_id, xid, seq)');
+    await db.exec('CREATE INDEX events_xid_idx ON plinth.events (xid, seq)');
+  }
   if (variant === 'before' || variant === 'prepared') await db.exec('ALTER TABLE plinth.outbox ADD CONSTRAINT outbox_event_id_key UNIQUE (event_id)');
   await db.close();
 }
@@ -82,7 +92,7 @@ async function run(url: string, dbName: string, variant: Variant): Promise<void>
   let audit: string[] = [];
   const mover = (async () => {
     for (;;) {
-      const n = variant === 'bare' ? 0 : (await relaxed.query<{ n: number }>(named('w3_move', variant === 'after' ? MOVE_AFTER : MOVE_BEFORE, []))).rows[0]!.n;
+      const n = variant === 'bare' || variant === 'direct' ? 0 : (await relaxed.query<{ n: number }>(named('w3_move', variant === 'after' ? MOVE_AFTER : MOVE_BEFORE, []))).rows[0]!.n;
       if (!writing && n === 0) return;
       await new Promise((r) => setTimeout(r, 2));
     }
@@ -105,7 +115,7 @@ async function run(url: string, dbName: string, variant: Variant): Promise<void>
         continue;
       }
       const correlation = randomBytes(16).toString('hex');
-      await pool.query(named('w3_create', CREATE, [...row, 'entity.Order.created', TENANT, PROJECT, 'main', 'Order', JSON.stringify(['customerName', 'status', 'total', 'qty']), correlation, 1]));
+      await pool.query(named('w3_create', variant === 'direct' ? CREATE_DIRECT : CREATE, [...row, 'entity.Order.created', TENANT, PROJECT, 'main', 'Order', JSON.stringify(['customerName', 'status', 'total', 'qty']), correlation, 1]));
       audit.push(correlation);
     }
   }));
