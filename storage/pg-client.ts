@@ -40,6 +40,9 @@ const typeParsers = {
 /** PostgreSQL or CockroachDB through a pg Pool. */
 export class PgClient implements SqlClient {
   readonly backend = 'postgres' as const;
+  get connections(): number {
+    return this.opts.max;
+  }
   private readonly pool: pg.Pool;
   private relaxed: Promise<SqlClient> | null = null;
 

@@ -33,6 +33,7 @@ const rowCountOf = (res: { rows: unknown[]; affectedRows?: number }): number =>
  */
 export class PgliteClient implements SqlClient {
   readonly backend = 'pglite' as const;
+  readonly connections = 1;
 
   private constructor(private readonly db: PGlite) {}
 

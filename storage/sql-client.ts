@@ -31,6 +31,8 @@ export interface SqlExecutor {
 
 export interface SqlClient extends SqlExecutor {
   readonly backend: 'pglite' | 'postgres';
+  /** Statements that can run at once (the pool's size; PGlite: 1). */
+  readonly connections: number;
   /** Runs a script of several statements (DDL, migrations). No parameters. */
   exec(sql: string): Promise<void>;
   /**

@@ -9,6 +9,7 @@ import { deniedByPolicy } from '../../policy/grant-policy.js';
 import { noContent, single } from '../envelopes.js';
 import type { OperationContext, Result } from '../types.js';
 import { checkIdempotencyKey, runIdempotent } from './idempotency.js';
+import { createRow } from './create-combiner.js';
 import { insertRows, updateRow } from './insert.js';
 import { etagOf, explainMissedWrite, parseIfMatch, requireRowId, rowNotFound } from './row-lookup.js';
 import { runShapedRead, shapedReadGrants } from './shaped-read.js';
@@ -21,11 +22,9 @@ export const createOp = entitySpec('Create', async (ctx) => {
   const entity = ctx.entity!;
   const input = validateInput(entity, ctx.inv.body, 'create');
   const key = ctx.inv.idempotencyKey;
-  const run = async (db: Parameters<typeof insertRows>[0]): Promise<Result> => {
-    const [row] = await insertRows(db, ctx, entity, [input]);
-    return single(ctx, row, 201);
-  };
-  const result = key === null ? await run(ctx.services.db) : await runIdempotent(ctx, checkIdempotencyKey(key), run);
+  const result = key === null
+    ? single(ctx, await createRow(ctx.services.db, ctx, entity, input), 201)
+    : await runIdempotent(ctx, checkIdempotencyKey(key), async (db) => single(ctx, (await insertRows(db, ctx, entity, [input]))[0], 201));
   ctx.services.outbox.kick();
   const row = (result.body as { data?: Record<string, unknown> }).data;
   return row === undefined ? result : { ...result, headers: { ...result.headers, ETag: etagOf(row) } };

@@ -1,7 +1,9 @@
+import { randomUUID } from 'node:crypto';
 import { MAX_SQL_PARAMS, quoteIdent, type SqlClient, type SqlExecutor } from '../../../storage/index.js';
 import type { CompiledEntity } from '../../entities/compiled-entity.js';
 import type { RowValues } from '../../entities/input.js';
 import { outboxCte } from '../../entities/outbox-cte.js';
+import { statementName } from '../../entities/statement-names.js';
 import { mapEntitySqlError } from '../../entities/sql-error-map.js';
 import { SqlParams } from '../../filter/to-sql.js';
 import type { OperationContext } from '../types.js';
@@ -50,27 +52,6 @@ export async function insertRows(db: SqlExecutor, ctx: OperationContext, entity:
   return out;
 }
 
-/** Distinct INSERT texts prepared per compiled entity; past this, texts run unnamed (a client sending every field subset). */
-const MAX_PREPARED_PER_ENTITY = 32;
-let preparedCount = 0;
-/** Per compiled entity (so per publication, like readById): INSERT text → prepared statement name. */
-const preparedInserts = new WeakMap<CompiledEntity, Map<string, string>>();
-
-/**
- * A prepared statement name for a single-row INSERT text: a create is parsed and
- * planned once per connection instead of on every request (the two-INSERT CTE's
- * planning was a visible share of W3's database CPU). Names are never reused for
- * another text, and a new publication compiles a new entity, so a stale plan
- * never meets a changed table.
- */
-function preparedNameFor(entity: CompiledEntity, text: string): string | undefined {
-  let names = preparedInserts.get(entity);
-  if (names === undefined) preparedInserts.set(entity, (names = new Map()));
-  let name = names.get(text);
-  if (name === undefined && names.size < MAX_PREPARED_PER_ENTITY) names.set(text, (name = `plinth_ins_${++preparedCount}`));
-  return name;
-}
-
 /** One INSERT … RETURNING with its outbox CTE; `names` is the column list (a row without one of them takes its DEFAULT). */
 async function insertStatement(db: SqlExecutor, ctx: OperationContext, entity: CompiledEntity, rows: readonly RowValues[], names: readonly string[]): Promise<Record<string, unknown>[]> {
   const params = new SqlParams();
@@ -88,11 +69,34 @@ async function insertStatement(db: SqlExecutor, ctx: OperationContext, entity: C
   if (ctx.rowPolicy !== null) for (const r of rows) ctx.rowPolicy.guardWritable(entity, 'insert', r);
   const text = `WITH w AS (${insert} RETURNING ${entity.returningList}), ${outboxCte(ctx, params, 'created', changed, entity)} ${checkedSelect(ctx, entity, 'insert', params)}`;
   try {
-    const res = await db.query<Record<string, unknown>>(text, params.values, rows.length === 1 ? preparedNameFor(entity, text) : undefined);
+    const res = await db.query<Record<string, unknown>>(text, params.values, rows.length === 1 ? statementName(entity, text) : undefined);
     return answerRows(ctx, entity, res.rows);
   } catch (err) {
     throw mapEntitySqlError(entity, policyCheckFailure(entity, err), 'write');
   }
+}
+
+/**
+ * One INSERT of rows that different requests asked for (create-combiner.ts), all
+ * setting the same fields, with one outbox row each naming its own request's
+ * correlation id. Ids are drawn here, so each request gets back its own row
+ * whatever order RETURNING gives. No row policy applies (the combiner only
+ * takes such creates); `ctx` is any one of the requests (same scope and entity).
+ */
+export async function insertCombined(
+  db: SqlExecutor, ctx: OperationContext, entity: CompiledEntity, rows: readonly RowValues[], correlationIds: readonly string[],
+): Promise<Record<string, unknown>[]> {
+  const params = new SqlParams();
+  const ids = rows.map(() => randomUUID());
+  const names = rows[0]!.fields.map((f) => f.name);
+  const tuples = rows.map((r, i) => `(${[params.add(ids[i]), ...r.values.map((v) => params.add(v))].join(', ')})`);
+  const insert = `INSERT INTO ${entity.table} (id${names.map((n) => `, ${quoteIdent(n)}`).join('')}) VALUES ${tuples.join(', ')}`;
+  const perRow = { from: `w JOIN unnest(${params.add(ids)}::uuid[], ${params.add(correlationIds)}::text[]) AS c(id, correlation_id) ON c.id = w.id`, correlation: 'c.correlation_id' };
+  const changed = entity.userFields.map((f) => f.name);
+  const text = `WITH w AS (${insert} RETURNING ${entity.returningList}), ${outboxCte(ctx, params, 'created', changed, entity, 'w', perRow)} SELECT * FROM w`;
+  const res = await db.query<Record<string, unknown>>(text, params.values, statementName(entity, text));
+  const byId = new Map(res.rows.map((r) => [r.id as string, r]));
+  return ids.map((id) => byId.get(id)!);
 }
 
 /**

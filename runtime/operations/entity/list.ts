@@ -1,5 +1,6 @@
 import { expandIncludes } from '../../entities/include.js';
 import { countQuery, listQuery, nextCursor } from '../../entities/list.js';
+import { statementName } from '../../entities/statement-names.js';
 import { listGrants, maxPageSizeFor, parseListParams, type ListParams } from '../../entities/list-params.js';
 import { project } from '../../entities/row-output.js';
 import { mapEntitySqlError } from '../../entities/sql-error-map.js';
@@ -24,8 +25,8 @@ export async function runList(ctx: OperationContext, entity: CompiledEntity, par
   const c = params.includeTotal ? countQuery(entity, params, extra, policy) : null;
   try {
     const [res, total] = await Promise.all([
-      db.query<Record<string, unknown>>(q.text, q.values),
-      c === null ? Promise.resolve(null) : db.query<{ n: number }>(c.text, c.values),
+      db.query<Record<string, unknown>>(q.text, q.values, statementName(entity, q.text)),
+      c === null ? Promise.resolve(null) : db.query<{ n: number }>(c.text, c.values, statementName(entity, c.text)),
     ]);
     const rows = res.rows;
     const more = rows.length > params.pageSize;

@@ -1,7 +1,7 @@
 import type { CompiledEntity } from '../../entities/compiled-entity.js';
 import { maxPageSizeFor } from '../../entities/list-params.js';
 import { ShapePlanner } from '../../entities/shape-sql.js';
-import { shapeStatementName } from '../../entities/shape-statements.js';
+import { statementName } from '../../entities/statement-names.js';
 import { shapeGrants, type PageShape, type RowShape } from '../../entities/shape.js';
 import { mapEntitySqlError } from '../../entities/sql-error-map.js';
 import { isUuid } from '../../entities/field-values.js';
@@ -18,7 +18,7 @@ export async function runShapedList(ctx: OperationContext, entity: CompiledEntit
   const st = planner.pageStatement(entity, page);
   traceShapedRead(ctx, entity, page.filter);
   try {
-    const res = await ctx.services.db.query<{ page: unknown }>(st.text, st.values, shapeStatementName(entity, st.text));
+    const res = await ctx.services.db.query<{ page: unknown }>(st.text, st.values, statementName(entity, st.text));
     return { status: 200, body: { data: st.finish(res.rows[0]!.page) } };
   } catch (err) {
     throw mapEntitySqlError(entity, err, 'write');
@@ -33,7 +33,7 @@ export async function runShapedRead(ctx: OperationContext, entity: CompiledEntit
   const st = planner.rowStatement(entity, row, id.toLowerCase());
   traceShapedRead(ctx, entity, null);
   try {
-    const res = await ctx.services.db.query<{ row: unknown }>(st.text, st.values, shapeStatementName(entity, st.text));
+    const res = await ctx.services.db.query<{ row: unknown }>(st.text, st.values, statementName(entity, st.text));
     const found = res.rows[0];
     return { status: 200, body: { data: found === undefined ? null : st.finish(found.row) } };
   } catch (err) {
