@@ -4,8 +4,8 @@ import { conflict, notFound, validationFailed } from '../../errors/service-error
 import { readHead } from '../../control/schema-change.js';
 import { modelDiff } from '../../proposals/proposal-diff.js';
 import type { ProjectModel } from '../../publication/model.js';
-import { driveDeployment, type DeployTarget } from '../../deployments/deployment-driver.js';
-import { ACTIVE_STATES, deploymentRecord, insertDeployment, publicationOf, requireDeployment, writePin, type PublicationRef } from '../../deployments/deployment-store.js';
+import { driveDeployment } from '../../deployments/deployment-driver.js';
+import { ACTIVE_STATES, deploymentRecord, insertDeployment, publicationOf, requireDeployment, writePin, type DeploymentRow, type NewDeployment, type PublicationRef } from '../../deployments/deployment-store.js';
 import { PRODUCTION, readEnvironment, servableProblem } from '../../deployments/serving.js';
 import { driverLease, type DriverLease } from '../../deployments/deployment-lease.js';
 import { recoverOrphanedDeployments, type RecoveryDeps, type RecoveryScope } from '../../deployments/deployment-recovery.js';
@@ -102,6 +102,22 @@ const preview = deploymentOp('ControlPlane.Deployment.Preview', async (ctx) => {
   return control(ctx, 'Deployment', 'previewed', { plan: { fromVersion: serving.version, toVersion: resolved.version, migrations, steps } });
 });
 
+/**
+ * Inserts a deployment. On 409 the one in flight may have lost its driver: it is reverted and
+ * the insert tried once more, from what production serves after the revert.
+ */
+async function insertOrTakeOver(ctx: OperationContext, d: NewDeployment, target: Resolved, from: Resolved): Promise<{ row: DeploymentRow; from: Resolved }> {
+  const db = ctx.services.db;
+  try {
+    return { row: await insertDeployment(db, d), from };
+  } catch (err) {
+    if ((err as { reasonCode?: string }).reasonCode !== 'Deployment.InProgress' || !(await recoverIn(ctx, { projectId: d.projectId, environment: d.environment }))) throw err;
+    const now = await servingNow(db, d.projectId, d.environment);
+    refuseUnservable(target, now.head.model);
+    return { row: await insertDeployment(db, { ...d, fromVersion: now.serving.version }), from: now.serving };
+  }
+}
+
 const create = deploymentOp('ControlPlane.Deployment.Create', async (ctx) => {
   const b = bodyObject(ctx.inv.body, 'Deployment');
   refuseUnknown(b, ['target', 'environment', 'ramp', 'bake'], 'Deployment');
@@ -112,22 +128,11 @@ const create = deploymentOp('ControlPlane.Deployment.Create', async (ctx) => {
   const { branch, resolved } = await resolveTarget(ctx, b.target);
   const db = ctx.services.db;
   const projectId = ctx.scope!.project.id;
-  let { serving, head } = await servingNow(db, projectId, environment);
-  refuseUnservable(resolved, head.model);
+  const now = await servingNow(db, projectId, environment);
+  refuseUnservable(resolved, now.head.model);
   const id = randomUUID();
   const lease = leaseOf(ctx.services);
-  const fresh = { id, projectId, environment, targetBranch: branch, targetVersion: resolved.version, fromVersion: serving.version, ramp, bake, lease };
-  let row;
-  try {
-    row = await insertDeployment(db, fresh);
-  } catch (err) {
-    // The one in flight may have lost its driver: revert it, then this one goes ahead (from what serves now).
-    if ((err as { reasonCode?: string }).reasonCode !== 'Deployment.InProgress' || !(await recoverIn(ctx, { projectId, environment }))) throw err;
-    const now = await servingNow(db, projectId, environment);
-    refuseUnservable(resolved, now.head.model);
-    row = await insertDeployment(db, { ...fresh, fromVersion: now.serving.version });
-    serving = now.serving;
-  }
+  const { row, from: serving } = await insertOrTakeOver(ctx, { id, projectId, environment, targetBranch: branch, targetVersion: resolved.version, fromVersion: now.serving.version, ramp, bake, lease }, resolved, now.serving);
   const publications = ctx.services.publications;
   void driveDeployment(db, { id, projectId, environment, from: serving, target: resolved, ramp, bake, lease, invalidate: () => publications.invalidate(projectId) });
   const rec = deploymentRecord(row);
