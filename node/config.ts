@@ -46,6 +46,8 @@ export interface NodeConfig {
   logLevel: LogLevel;
   /** NODE_ID: this node's name in logs and health. Default random. */
   nodeId: string;
+  /** DEPLOYMENT_LEASE_MS: how long a deployment's driver may stay silent before another node (or this one's next start) reverts it. Default 15 s. */
+  deploymentLeaseMs: number;
   /** CORS_ORIGIN: value of Access-Control-Allow-Origin; unset disables CORS. */
   corsOrigin: string | null;
   /** MAX_BODY_BYTES: REST body limit (spec: 10 MiB). */
@@ -222,6 +224,7 @@ export function parseConfig(env: NodeJS.ProcessEnv = process.env): NodeConfig {
     adminToken,
     logLevel,
     nodeId: text(env, 'NODE_ID') ?? `node-${randomUUID().slice(0, 8)}`,
+    deploymentLeaseMs: int(env, 'DEPLOYMENT_LEASE_MS', 15_000, 1_000, 600_000),
     corsOrigin: text(env, 'CORS_ORIGIN'),
     maxBodyBytes,
     maxResponseBytes,

@@ -6,6 +6,8 @@ import { RetentionDriver } from '../actors/retention/index.js';
 import { UsageRollupDriver } from '../actors/usage/index.js';
 import { SchemaRecoveryDriver } from '../actors/schema-recoverer/index.js';
 import { schemaRecoveryAtStartSkipped } from '../runtime/control/schema-crash-hook.js';
+import { DeploymentRecovery } from '../runtime/deployments/deployment-recovery.js';
+import { driverLease } from '../runtime/deployments/deployment-lease.js';
 import { tenantActor } from '../actors/tenant/index.js';
 import { startHttpServer, type HttpServer } from '../adapters/rest/server.js';
 import { startGrpcServer, type GrpcServer } from '../adapters/grpc/server.js';
@@ -57,6 +59,8 @@ export interface RunningNode {
   services: Services;
   /** The retention sweepers' driver (tests and operators: sweepNow()). */
   retention: RetentionDriver;
+  /** Reverts deployments whose driver is gone (tests and operators: recoverNow()). */
+  deploymentRecovery: DeploymentRecovery;
   /** BillingDrainRollup's driver (tests and operators: rollUpNow()). */
   usageRollup: UsageRollupDriver;
   /** Graceful stop: stop accepting, drain in-flight requests, flush outbox, audit and usage, close storage. */
@@ -186,8 +190,10 @@ export async function startNode(config: NodeConfig): Promise<RunningNode> {
 
   // Process-wide (libuv's pool is): the last node started in a process sets it.
   passwordHashGate.configure(config.passwordHashConcurrency === 0 ? defaultHashConcurrency() : config.passwordHashConcurrency, config.passwordHashQueue);
+  const deploymentLease = driverLease(config.nodeId, config.deploymentLeaseMs);
+  const deploymentRecovery = new DeploymentRecovery({ db, lease: deploymentLease, log, invalidate: (projectId) => publications.invalidate(projectId) });
   const services: Services = {
-    db, log, nodeId: config.nodeId,
+    db, log, nodeId: config.nodeId, deploymentLease,
     adminTokenDigest: createHash('sha256').update(admin.token).digest(),
     tokens: new JwtTokenVerifier(db),
     apiKeys,
@@ -250,6 +256,9 @@ export async function startNode(config: NodeConfig): Promise<RunningNode> {
   }
   // A schema change a crash interrupted is finished or undone before the node reports it started (docs/schema-journal.md).
   if (!schemaRecoveryAtStartSkipped()) await schemaRecovery.recoverNow().catch((err: unknown) => log.warn('schema recovery at start failed', { error: err instanceof Error ? err.message : String(err) }));
+  // Deployments a dead node left in flight are reverted (docs/proposals-and-deployments.md "Recovery"); then a sweep every lease period.
+  await deploymentRecovery.recoverNow().catch((err: unknown) => log.warn('deployment recovery at start failed', { error: err instanceof Error ? err.message : String(err) }));
+  deploymentRecovery.start();
   outbox.start();
   webhooks.start();
   retention.start();
@@ -271,6 +280,7 @@ export async function startNode(config: NodeConfig): Promise<RunningNode> {
       await webhooks.stop();
       retention.stop();
       usageRollup.stop();
+      await deploymentRecovery.stop();
       // Quota budget leases go back to their owners while the actors still run.
       await quotaLedger.returnLeases();
       // Deactivates actors and, in cluster mode, hands their leases back at once.
@@ -288,5 +298,5 @@ export async function startNode(config: NodeConfig): Promise<RunningNode> {
     })();
     return stopping;
   };
-  return { url: node.url, port: http.port, grpcPort: grpc.port, admin, storage: cluster === null ? label : `${label}, cluster over NATS`, log, services, retention, usageRollup, stop };
+  return { url: node.url, port: http.port, grpcPort: grpc.port, admin, storage: cluster === null ? label : `${label}, cluster over NATS`, log, services, retention, deploymentRecovery, usageRollup, stop };
 }

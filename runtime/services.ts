@@ -16,6 +16,7 @@ import type { ControlPlaneGateway } from './control/gateway.js';
 import type { BindingStabilitySource } from './versioning/stability-cache.js';
 import type { EventTailSource } from './events/event-tail.js';
 import type { RealtimeHub } from './realtime/hub.js';
+import type { DriverLease } from './deployments/deployment-lease.js';
 import type { CompiledEnvelope } from './governance/compiled.js';
 import type { OutboundWebhooks } from './webhooks/outbound/dispatcher.js';
 import type { AdmissionRequest } from './quota/units.js';
@@ -175,4 +176,6 @@ export interface Services {
   readonly stability?: BindingStabilitySource;
   /** The REST route table (node/start.ts injects adapters/rest/router.ts). Absent: apiSurface answers 503. */
   readonly routes?: RouteTable;
+  /** This node's claim on the deployments it drives (runtime/deployments/deployment-lease.ts). Absent: one made from `nodeId` with the default TTL. */
+  readonly deploymentLease?: DriverLease;
 }

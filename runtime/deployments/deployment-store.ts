@@ -1,5 +1,7 @@
 import { PLATFORM_SCHEMA, SQLSTATE, type SqlClient, type SqlExecutor } from '../../storage/index.js';
 import { conflict, notFound } from '../errors/service-error.js';
+import type { ProjectModel } from '../publication/model.js';
+import { leaseUntil, type DriverLease } from './deployment-lease.js';
 
 const S = PLATFORM_SCHEMA;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -48,15 +50,17 @@ export interface NewDeployment {
   fromVersion: number;
   ramp: number[] | null;
   bake: number;
+  /** The accepting node drives it: its lease starts with the row. */
+  lease: DriverLease;
 }
 
 /** Inserts a pending deployment; the partial unique index makes a second in-flight one of the environment 409, on any node. */
 export async function insertDeployment(db: SqlClient, d: NewDeployment): Promise<DeploymentRow> {
   try {
     const res = await db.query<DeploymentRow>(
-      `INSERT INTO ${S}.deployments (id, project_id, environment, target_branch, target_version, from_version, ramp, bake_seconds, state, serving_version)
-       VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8, 'pending', $6) RETURNING ${COLUMNS}`,
-      [d.id, d.projectId, d.environment, d.targetBranch, d.targetVersion, d.fromVersion, d.ramp === null ? null : JSON.stringify(d.ramp), d.bake],
+      `INSERT INTO ${S}.deployments (id, project_id, environment, target_branch, target_version, from_version, ramp, bake_seconds, state, serving_version, driver, lease_expires_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8, 'pending', $6, $9, ${leaseUntil('$10')}) RETURNING ${COLUMNS}`,
+      [d.id, d.projectId, d.environment, d.targetBranch, d.targetVersion, d.fromVersion, d.ramp === null ? null : JSON.stringify(d.ramp), d.bake, d.lease.holder, d.lease.ttlMs],
     );
     return res.rows[0]!;
   } catch (err) {
@@ -65,13 +69,33 @@ export async function insertDeployment(db: SqlClient, d: NewDeployment): Promise
   }
 }
 
-/** Moves an in-flight deployment to `state`; false once it left the in-flight states (rolled back meanwhile). */
-export async function advance(db: SqlExecutor, id: string, state: DeploymentState, servingVersion?: number): Promise<boolean> {
+/**
+ * Moves an in-flight deployment that `lease` drives to `state` and renews the lease; false
+ * once it left the in-flight states (rolled back, or ended by another node's recovery).
+ */
+export async function advance(db: SqlExecutor, id: string, lease: DriverLease, state: DeploymentState, servingVersion?: number): Promise<boolean> {
   const res = await db.query(
-    `UPDATE ${S}.deployments SET state = $2, serving_version = COALESCE($3, serving_version), updated_at = now() WHERE id = $1 AND state IN ('pending', 'ramping', 'baking')`,
-    [id, state, servingVersion ?? null],
+    `UPDATE ${S}.deployments SET state = $2, serving_version = COALESCE($3, serving_version), lease_expires_at = ${leaseUntil('$5')}, updated_at = now()
+     WHERE id = $1 AND driver = $4 AND state IN ('pending', 'ramping', 'baking')`,
+    [id, state, servingVersion ?? null, lease.holder, lease.ttlMs],
   );
   return (res.rowCount ?? 0) > 0;
+}
+
+/** A stored publication a deployment can pin. */
+export interface PublicationRef {
+  branch: string;
+  version: number;
+  model: ProjectModel;
+}
+
+/** A publication of the project; a branch copy shares its base's version number, so `prefer`'s own row wins. */
+export async function publicationOf(db: SqlExecutor, projectId: string, version: number, prefer = 'main'): Promise<PublicationRef | null> {
+  const res = await db.query<{ branch: string; model: ProjectModel }>(
+    `SELECT branch, model FROM ${S}.publications WHERE project_id = $1 AND version = $2 ORDER BY (branch = $3) DESC, branch LIMIT 1`, [projectId, version, prefer],
+  );
+  const row = res.rows[0];
+  return row === undefined ? null : { branch: row.branch, version, model: row.model };
 }
 
 export interface Pin {

@@ -25,3 +25,14 @@ export async function projectUserToken(scoped: Client): Promise<string> {
   expectStatus(login, 200);
   return login.body.accessToken;
 }
+
+/** Polls `GET /api/deployments/{id}` until its state is one of `states` (bounded) and returns the record. */
+export async function untilDeployment(c: Client, id: string, states: string[], deadlineMs = 15_000): Promise<any> {
+  const end = Date.now() + deadlineMs;
+  for (;;) {
+    const d = controlData(await c.get(`/api/deployments/${id}`), 200, 'Deployment', 'read');
+    if (states.includes(d.state)) return d;
+    if (Date.now() > end) assert.fail(`deployment stayed ${d.state}, wanted ${states.join('|')}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}

@@ -205,9 +205,10 @@ export interface NodesOnNats {
 /**
  * Starts one in-process node per id, all on one NATS server and one new
  * database, and waits (bounded) until they see each other in the membership:
- * a change that waits for confirmations must count every node.
+ * a change that waits for confirmations must count every node. `env` adds
+ * configuration (e.g. shorter leases) to every node.
  */
-export async function startNodesOnNats(ids: readonly string[]): Promise<NodesOnNats> {
+export async function startNodesOnNats(ids: readonly string[], opts: { env?: Record<string, string> } = {}): Promise<NodesOnNats> {
   const nats = await NatsCluster.start(1);
   const db = await createTestDatabase();
   const token = `test-admin-${randomUUID()}`;
@@ -219,7 +220,7 @@ export async function startNodesOnNats(ids: readonly string[]): Promise<NodesOnN
   };
   try {
     for (const id of ids) {
-      nodes.push(await startServer({ backend: 'postgres', reuse: { dataDir: 'memory:', databaseUrl: db.url }, env: { NATS_URL: nats.natsUrl, NODE_ID: id, SERVICE_ADMIN_TOKEN: token } }));
+      nodes.push(await startServer({ backend: 'postgres', reuse: { dataDir: 'memory:', databaseUrl: db.url }, env: { ...opts.env, NATS_URL: nats.natsUrl, NODE_ID: id, SERVICE_ADMIN_TOKEN: token } }));
     }
   } catch (err) {
     await stop();

@@ -4,9 +4,12 @@ import { conflict, notFound, validationFailed } from '../../errors/service-error
 import { readHead } from '../../control/schema-change.js';
 import { modelDiff } from '../../proposals/proposal-diff.js';
 import type { ProjectModel } from '../../publication/model.js';
-import { driveDeployment, type DeployTarget } from '../../deployments/deployment-driver.js';
-import { deploymentRecord, insertDeployment, requireDeployment, writePin } from '../../deployments/deployment-store.js';
+import { driveDeployment } from '../../deployments/deployment-driver.js';
+import { ACTIVE_STATES, deploymentRecord, insertDeployment, publicationOf, requireDeployment, writePin, type DeploymentRow, type NewDeployment, type PublicationRef } from '../../deployments/deployment-store.js';
 import { PRODUCTION, readEnvironment, servableProblem } from '../../deployments/serving.js';
+import { driverLease, type DriverLease } from '../../deployments/deployment-lease.js';
+import { recoverOrphanedDeployments, type RecoveryDeps, type RecoveryScope } from '../../deployments/deployment-recovery.js';
+import type { Services } from '../../services.js';
 import { control } from '../envelopes.js';
 import { noGrants, type OperationContext, type OperationSpec } from '../types.js';
 import { bodyObject, checkBranchName, refuseUnknown } from './branches.js';
@@ -14,17 +17,25 @@ import { bodyObject, checkBranchName, refuseUnknown } from './branches.js';
 const S = PLATFORM_SCHEMA;
 const deploymentOp = (id: string, execute: OperationSpec['execute']): OperationSpec => ({ id, authn: 'admin', scope: 'project', grants: noGrants, execute });
 
-interface Resolved extends DeployTarget {
-  model: ProjectModel;
+type Resolved = PublicationRef;
+
+/** Services built by hand (unit tests) carry no lease: one per Services object, from its nodeId. */
+const fallbackLeases = new WeakMap<Services, DriverLease>();
+function leaseOf(services: Services): DriverLease {
+  if (services.deploymentLease !== undefined) return services.deploymentLease;
+  let lease = fallbackLeases.get(services);
+  if (lease === undefined) fallbackLeases.set(services, (lease = driverLease(services.nodeId)));
+  return lease;
 }
 
-/** A publication of the project; a branch copy shares its base's version number, so `prefer`'s own row wins. */
-async function publicationOf(db: SqlExecutor, projectId: string, version: number, prefer = 'main'): Promise<Resolved | null> {
-  const res = await db.query<{ branch: string; model: ProjectModel }>(
-    `SELECT branch, model FROM ${S}.publications WHERE project_id = $1 AND version = $2 ORDER BY (branch = $3) DESC, branch LIMIT 1`, [projectId, version, prefer],
-  );
-  const row = res.rows[0];
-  return row === undefined ? null : { branch: row.branch, version, model: row.model };
+/**
+ * A route that meets an in-flight deployment whose driver is gone reverts it first
+ * (docs/proposals-and-deployments.md "Recovery"); true when it did.
+ */
+async function recoverIn(ctx: OperationContext, scope: RecoveryScope): Promise<boolean> {
+  const publications = ctx.services.publications;
+  const deps: RecoveryDeps = { db: ctx.services.db, lease: leaseOf(ctx.services), log: ctx.services.log, invalidate: (projectId) => publications.invalidate(projectId) };
+  return (await recoverOrphanedDeployments(deps, scope)).length > 0;
 }
 
 const positiveVersion = (v: unknown, field: string): number => {
@@ -91,6 +102,22 @@ const preview = deploymentOp('ControlPlane.Deployment.Preview', async (ctx) => {
   return control(ctx, 'Deployment', 'previewed', { plan: { fromVersion: serving.version, toVersion: resolved.version, migrations, steps } });
 });
 
+/**
+ * Inserts a deployment. On 409 the one in flight may have lost its driver: it is reverted and
+ * the insert tried once more, from what production serves after the revert.
+ */
+async function insertOrTakeOver(ctx: OperationContext, d: NewDeployment, target: Resolved, from: Resolved): Promise<{ row: DeploymentRow; from: Resolved }> {
+  const db = ctx.services.db;
+  try {
+    return { row: await insertDeployment(db, d), from };
+  } catch (err) {
+    if ((err as { reasonCode?: string }).reasonCode !== 'Deployment.InProgress' || !(await recoverIn(ctx, { projectId: d.projectId, environment: d.environment }))) throw err;
+    const now = await servingNow(db, d.projectId, d.environment);
+    refuseUnservable(target, now.head.model);
+    return { row: await insertDeployment(db, { ...d, fromVersion: now.serving.version }), from: now.serving };
+  }
+}
+
 const create = deploymentOp('ControlPlane.Deployment.Create', async (ctx) => {
   const b = bodyObject(ctx.inv.body, 'Deployment');
   refuseUnknown(b, ['target', 'environment', 'ramp', 'bake'], 'Deployment');
@@ -101,18 +128,21 @@ const create = deploymentOp('ControlPlane.Deployment.Create', async (ctx) => {
   const { branch, resolved } = await resolveTarget(ctx, b.target);
   const db = ctx.services.db;
   const projectId = ctx.scope!.project.id;
-  const { serving, head } = await servingNow(db, projectId, environment);
-  refuseUnservable(resolved, head.model);
+  const now = await servingNow(db, projectId, environment);
+  refuseUnservable(resolved, now.head.model);
   const id = randomUUID();
-  const row = await insertDeployment(db, { id, projectId, environment, targetBranch: branch, targetVersion: resolved.version, fromVersion: serving.version, ramp, bake });
+  const lease = leaseOf(ctx.services);
+  const { row, from: serving } = await insertOrTakeOver(ctx, { id, projectId, environment, targetBranch: branch, targetVersion: resolved.version, fromVersion: now.serving.version, ramp, bake, lease }, resolved, now.serving);
   const publications = ctx.services.publications;
-  void driveDeployment(db, { id, projectId, environment, from: serving, target: resolved, ramp, bake, invalidate: () => publications.invalidate(projectId) });
+  void driveDeployment(db, { id, projectId, environment, from: serving, target: resolved, ramp, bake, lease, invalidate: () => publications.invalidate(projectId) });
   const rec = deploymentRecord(row);
   return control(ctx, 'Deployment', 'accepted', { id: rec.id, state: rec.state, environment: rec.environment, target: rec.target }, 202);
 });
 
 const read = deploymentOp('ControlPlane.Deployment.Read', async (ctx) => {
-  const row = await requireDeployment(ctx.services.db, ctx.scope!.project.id, ctx.inv.params.id ?? '');
+  const projectId = ctx.scope!.project.id;
+  let row = await requireDeployment(ctx.services.db, projectId, ctx.inv.params.id ?? '');
+  if (ACTIVE_STATES.includes(row.state) && (await recoverIn(ctx, { projectId, id: row.id }))) row = await requireDeployment(ctx.services.db, projectId, row.id);
   return control(ctx, 'Deployment', 'read', deploymentRecord(row));
 });
 
