@@ -2,7 +2,7 @@ import pg from 'pg';
 import type { QueryResult, SqlClient, SqlExecutor } from './sql-client.js';
 import { ARRAY_ELEMENT_OID, TEXT_PARSERS } from './type-parsers.js';
 import { retrySerializable } from './retry.js';
-import { isConnectionError } from './sql-errors.js';
+import { isConnectionError, sqlstateOf } from './sql-errors.js';
 
 /** Tries of a transaction whose connection died before COMMIT (then the server rolled it back). */
 const LOST_CONNECTION_ATTEMPTS = 3;
@@ -37,6 +37,10 @@ const typeParsers = {
   },
 };
 
+/** PostgreSQL's "cached plan must not change result type" (feature_not_supported on a prepared statement). */
+const isStaleCachedPlan = (err: unknown): boolean =>
+  sqlstateOf(err) === '0A000' && err instanceof Error && err.message.includes('cached plan must not change result type');
+
 /** PostgreSQL or CockroachDB through a pg Pool. */
 export class PgClient implements SqlClient {
   readonly backend = 'postgres' as const;
@@ -66,9 +70,18 @@ export class PgClient implements SqlClient {
   }
 
   async query<R>(sql: string, params?: readonly unknown[], preparedName?: string): Promise<QueryResult<R>> {
-    const res = preparedName === undefined
-      ? await this.pool.query(sql, params as unknown[] | undefined)
-      : await this.pool.query({ name: preparedName, text: sql, values: params as unknown[] | undefined });
+    let res: pg.QueryResult;
+    if (preparedName === undefined) res = await this.pool.query(sql, params as unknown[] | undefined);
+    else {
+      try {
+        res = await this.pool.query({ name: preparedName, text: sql, values: params as unknown[] | undefined });
+      } catch (err) {
+        // A statement prepared for an older publication whose column changed type since (a changeType contract):
+        // PostgreSQL refuses the cached plan; the same text unprepared gets a fresh one, so that request is still served.
+        if (!isStaleCachedPlan(err)) throw err;
+        res = await this.pool.query(sql, params as unknown[] | undefined);
+      }
+    }
     return { rows: res.rows as R[], rowCount: res.rowCount ?? 0 };
   }
 

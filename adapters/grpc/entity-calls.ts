@@ -3,7 +3,7 @@ import type * as grpc from '@grpc/grpc-js';
 import { dispatch } from '../../runtime/dispatch.js';
 import { maskError } from '../../runtime/errors/mask.js';
 import type { ServiceError } from '../../runtime/errors/service-error.js';
-import type { GrpcCallBody } from '../../runtime/grpc/call.js';
+import type { GrpcCallBody, ResponseMetadata } from '../../runtime/grpc/call.js';
 import type { GrpcReply } from '../../runtime/grpc/exchange.js';
 import { GRPC_METHODS, type GrpcMethodName } from '../../runtime/grpc/names.js';
 import { GrpcCode, grpcStatusOf } from '../../runtime/grpc/status.js';
@@ -57,21 +57,34 @@ function endingOf(reply: GrpcReply | { kind: 'refused'; error: ServiceError }, e
  */
 export function entityMethodHandler(path: string, service: string, method: GrpcMethodName, services: Services, active: ActiveCalls): MethodHandler {
   const type = GRPC_METHODS[method];
-  const run = async (call: grpc.ServerUnaryCall<Buffer, Buffer> | grpc.ServerWritableStream<Buffer, Buffer> | grpc.ServerReadableStream<Buffer, Buffer>, request: Buffer | null): Promise<{ ending: Ending | null; message: Uint8Array | null; correlationId: string }> => {
+  type AnyServerCall = grpc.ServerUnaryCall<Buffer, Buffer> | grpc.ServerWritableStream<Buffer, Buffer> | grpc.ServerReadableStream<Buffer, Buffer>;
+  type Ran = { ending: Ending | null; message: Uint8Array | null; correlationId: string; sendHeaders: () => void };
+  const run = async (call: AnyServerCall, request: Buffer | null): Promise<Ran> => {
     const ex = new CallExchange(service, method, call, request);
-    const body: GrpcCallBody = {
-      exchange: ex,
-      started: () => call.sendMetadata(metadataOf({ 'x-service-correlation-id': inv.correlationId })),
+    // Response headers go once: when a stream starts (`started`), else just before the answer (a success's metadata).
+    let headersSent = false;
+    const sendOnce = (headers: ResponseMetadata): void => {
+      if (headersSent) return;
+      headersSent = true;
+      call.sendMetadata(metadataOf({ 'x-service-correlation-id': inv.correlationId, ...headers }));
     };
+    const body: GrpcCallBody = { exchange: ex, started: sendOnce };
     const inv = invocationOf(GRPC_CALL_SPEC, call.metadata, call.getPeer(), body);
+    const done = (ending: Ending | null, message: Uint8Array | null, headers: ResponseMetadata = {}): Ran =>
+      ({ ending, message, correlationId: inv.correlationId, sendHeaders: () => sendOnce(headers) });
     active.add(ex);
     try {
       const out = await dispatch(inv, services);
-      if (!out.ok) return { ending: endingOf({ kind: 'refused', error: out.error }, ex, inv.correlationId), message: null, correlationId: inv.correlationId };
+      // A publication served the call once its scope resolved: error trailers name it too (REST's errors carry the header).
+      const served = (ending: Ending | null): Ending | null => {
+        if (ending !== null && out.publicationVersion !== undefined) ending.metadata.set('x-service-publication-version', String(out.publicationVersion));
+        return ending;
+      };
+      if (!out.ok) return done(served(endingOf({ kind: 'refused', error: out.error }, ex, inv.correlationId)), null);
       const reply = out.result.body as GrpcReply;
-      return { ending: endingOf(reply, ex, inv.correlationId), message: reply.kind === 'message' ? reply.bytes : null, correlationId: inv.correlationId };
+      return done(served(endingOf(reply, ex, inv.correlationId)), reply.kind === 'message' ? reply.bytes : null, out.result.headers);
     } catch (err) {
-      return { ending: serviceErrorOf(grpcStatusOf(maskError(err, inv.correlationId, services.log), inv.correlationId)), message: null, correlationId: inv.correlationId };
+      return done(serviceErrorOf(grpcStatusOf(maskError(err, inv.correlationId, services.log), inv.correlationId)), null);
     } finally {
       active.delete(ex);
     }
@@ -80,18 +93,24 @@ export function entityMethodHandler(path: string, service: string, method: GrpcM
 
   if (type === 'unary' || type === 'clientStream') {
     const func = (call: grpc.ServerUnaryCall<Buffer, Buffer> | grpc.ServerReadableStream<Buffer, Buffer>, callback: grpc.sendUnaryData<Buffer>): void => {
-      run(call, type === 'unary' ? (call as grpc.ServerUnaryCall<Buffer, Buffer>).request : null).then(({ ending, message, correlationId }) => {
+      run(call, type === 'unary' ? (call as grpc.ServerUnaryCall<Buffer, Buffer>).request : null).then(({ ending, message, correlationId, sendHeaders }) => {
         if (ending !== null) callback(ending);
-        else callback(null, asBuffer(message), okTrailers(correlationId));
+        else {
+          sendHeaders();
+          callback(null, asBuffer(message), okTrailers(correlationId));
+        }
       }).catch((err: unknown) => callback(internal(err, services)));
     };
     return { func, serialize: passThrough, deserialize: passThrough, type, path };
   }
   const func = (call: grpc.ServerWritableStream<Buffer, Buffer>): void => {
-    run(call, call.request).then(({ ending, correlationId }) => {
+    run(call, call.request).then(({ ending, correlationId, sendHeaders }) => {
       if (call.cancelled) return; // grpc-js already ended it (CANCELLED or DEADLINE_EXCEEDED)
       if (ending !== null) call.emit('error', ending);
-      else call.end(okTrailers(correlationId));
+      else {
+        sendHeaders(); // a stream that ended before its first page still names its publication
+        call.end(okTrailers(correlationId));
+      }
     }).catch((err: unknown) => {
       if (!call.cancelled) call.emit('error', internal(err, services));
     });

@@ -1,29 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { PLATFORM_SCHEMA, type SqlExecutor } from '../../storage/index.js';
-import { createEntityStatements } from '../publication/ddl.js';
-import { findEntity, type EntityDef, type ProjectModel } from '../publication/model.js';
+import { createEntityStatements, foreignKeyStatements } from '../publication/ddl.js';
+import { findEntity, type EntityDef } from '../publication/model.js';
 import { qualifiedTable } from '../publication/sql-names.js';
 import { quoteIdent } from '../../storage/quote.js';
 import { readHead } from '../control/schema-change.js';
 
 const S = PLATFORM_SCHEMA;
-
-/** Entities in an order where each one's references exist before it (self-references are fine). */
-function creationOrder(model: ProjectModel): EntityDef[] {
-  const done = new Set<string>();
-  const out: EntityDef[] = [];
-  let rest = [...model.entities];
-  while (rest.length > 0) {
-    const ready = rest.filter((e) => e.fields.every((f) => f.references === null || f.references === e.entityName || done.has(f.references)));
-    const next = ready.length > 0 ? ready : rest; // a reference cycle: the DDL says what it refuses
-    for (const e of next) {
-      out.push(e);
-      done.add(e.entityName);
-    }
-    rest = rest.filter((e) => !done.has(e.entityName));
-  }
-  return out;
-}
 
 /** A new branch's SQL schema: the project's prefix and a random suffix (branch names may be 63 characters; identifiers may not be longer). */
 const newSchemaName = (projectId: string): string => `p_${projectId.replace(/-/g, '')}_b${randomBytes(8).toString('hex')}`;
@@ -61,16 +44,20 @@ export async function copyBranch(tx: SqlExecutor, c: BranchCopy): Promise<void> 
   const rows = c.rowsFrom === null ? null : c.rowsFrom === c.schemaFrom ? head : await readHead(tx, c.projectId, c.rowsFrom, true);
   const schema = newSchemaName(c.projectId);
   await tx.query(`CREATE SCHEMA ${quoteIdent(schema)}`);
-  const order = creationOrder(head.model);
-  for (const e of order) for (const stmt of createEntityStatements(schema, e)) await tx.query(stmt);
+  // Tables first without their reference constraints, rows next, constraints last: entities may reference each
+  // other in a cycle (A.b → B, B.a → A; Employee.manager → Employee), which no creation or copy order satisfies.
+  // Adding a constraint checks every copied row, so the branch holds what base held; all in the caller's transaction.
+  const entities = head.model.entities;
+  for (const e of entities) for (const stmt of createEntityStatements(schema, e, { foreignKeys: false })) await tx.query(stmt);
   if (rows !== null) {
-    for (const e of order) {
+    for (const e of entities) {
       const src = findEntity(rows.model, e.entityName);
       if (src === undefined) continue;
       const cols = sharedColumns(e, src).map(quoteIdent).join(', ');
       await tx.query(`INSERT INTO ${qualifiedTable(schema, e.entityName)} (${cols}) SELECT ${cols} FROM ${qualifiedTable(rows.schema, e.entityName)}`);
     }
   }
+  for (const e of entities) for (const stmt of foreignKeyStatements(schema, e)) await tx.query(stmt);
   await tx.query(
     `INSERT INTO ${S}.branches (project_id, name, schema_name, head_version, base) VALUES ($1, $2, $3, $4, $5)`,
     [c.projectId, c.name, schema, head.version, c.base],

@@ -5,7 +5,7 @@ import { findEntity, type EntityDef } from '../publication/model.js';
 import { readHead } from './schema-change.js';
 import { applySchemaMigration, type MigrationResult } from './schema-migration.js';
 import {
-  cleanupStatements, contractStep, expandStep, parseTransition, undoCompletedStep, undoExpandStep, unconvertedSql,
+  cleanupStatements, contractStep, expandStep, parseTransition, previousColumnOf, undoCompletedStep, undoExpandStep, unconvertedSql,
   type TransitionSpec, type TransitionStep,
 } from './transition-plan.js';
 
@@ -178,9 +178,24 @@ export async function rollbackTransition(db: SqlClient, tenantId: string, projec
   if (t.state === 'running' && t.phase === 'contract') throw conflict('SchemaTransition.Contracting', 'the transition is contracting; roll it back once it completes');
   if (t.state !== 'running' && t.state !== 'completed') throw conflict('SchemaTransition.NotRollbackable', `the transition is ${t.state}`);
   const { schema, entity } = await currentEntity(db, projectId, t);
-  const step = t.state === 'running' ? undoExpandStep(schema, id, entity, t.spec.original, spec) : undoCompletedStep(schema, entity, t.spec.original, spec);
+  const step = t.state === 'running'
+    ? undoExpandStep(schema, id, entity, t.spec.original, spec)
+    : undoCompletedStep(schema, entity, t.spec.original, spec, await keptPreviousColumn(db, schema, entity, t));
   const pub = await publishStep(db, tenantId, projectId, who, t, 'rollback', step, setState(id, 'rolledBack', t.phase ?? 'expand'));
   return { record: transitionRecord(await readTransition(db, projectId, t.branch, id)), publication: pub, backfill: false };
+}
+
+/**
+ * A completed changeType's kept old column, when it is still there and still
+ * the old values of the field as it is now (the field has the transition's
+ * type); otherwise null and the rollback casts the current values back.
+ */
+async function keptPreviousColumn(db: SqlExecutor, schema: string, entity: EntityDef, t: TransitionRow): Promise<string | null> {
+  const spec = t.spec.spec;
+  if (spec.kind !== 'changeType' || entity.fields.find((f) => f.name === spec.field)?.type !== spec.toType) return null;
+  const column = previousColumnOf(t.id);
+  const res = await db.query(`SELECT 1 FROM information_schema.columns WHERE table_schema = $1 AND table_name = $2 AND column_name = $3`, [schema, entity.entityName, column]);
+  return res.rows.length === 0 ? null : column;
 }
 
 /** Transitions a stopped node left running (the recoverer restarts their backfill or finishes their contract). */

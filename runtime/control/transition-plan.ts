@@ -2,7 +2,7 @@ import { quoteIdent, quoteLiteral } from '../../storage/quote.js';
 import { notFound, validationFailed } from '../errors/service-error.js';
 import { alterEntityStatements, columnType } from '../publication/ddl.js';
 import { FIELD_TYPES, findEntity, type EntityDef, type FieldDef, type FieldType, type ProjectModel } from '../publication/model.js';
-import { qualifiedTable } from '../publication/sql-names.js';
+import { constraintName, qualifiedTable } from '../publication/sql-names.js';
 import { definitionError, parseEntityDefinition } from '../publication/validate-definition.js';
 import { bodyOf } from './schema-rollback.js';
 
@@ -69,6 +69,13 @@ const plain = (f: FieldDef, name: string, type: FieldType = f.type): FieldDef =>
 const newNames = (s: TransitionSpec): string[] => (s.kind === 'renameField' ? [s.newName] : s.kind === 'splitField' ? s.into : []);
 /** changeType's new values live in a column no user field can name (field names have no `__`) until contract. */
 const shadowOf = (field: string): string => `${field}__next`;
+/**
+ * changeType's old values after contract: the old column, renamed to a name no
+ * user field can have (field names have no `_`) and unique per transition, so a
+ * rollback of the completed transition gives every unchanged row its old value
+ * back exactly (docs/schema-journal.md "changeType keeps the old column").
+ */
+export const previousColumnOf = (id: string): string => `plinth_prev_${id.replace(/-/g, '')}`;
 
 function expandedEntity(e: EntityDef, s: TransitionSpec): EntityDef {
   const f = e.fields.find((x) => x.name === s.field)!;
@@ -172,11 +179,22 @@ export function contractStep(schema: string, id: string, e: EntityDef, original:
     entity,
     statements: [
       ...dropTrigger(schema, id, e),
-      `ALTER TABLE ${table} DROP COLUMN ${col(s.field)}`,
+      // The old column stays, loosened (its constraint names go to the new column) and out of every publication's sight.
+      ...loosenStatements(table, e.entityName, original),
+      `ALTER TABLE ${table} RENAME COLUMN ${col(s.field)} TO ${col(previousColumnOf(id))}`,
       `ALTER TABLE ${table} RENAME COLUMN ${col(shadowOf(s.field))} TO ${col(s.field)}`,
       ...alterEntityStatements(schema, loose, entity),
     ],
   };
+}
+
+/** A column loosened to what any insert satisfies: nullable, no default, no unique constraint (changeType fields have no enum check or reference). */
+function loosenStatements(table: string, entityName: string, f: FieldDef): string[] {
+  const out: string[] = [];
+  if (f.unique) out.push(`ALTER TABLE ${table} DROP CONSTRAINT ${quoteIdent(constraintName(entityName, f.name, 'key'))}`);
+  if (!f.nullable) out.push(`ALTER TABLE ${table} ALTER COLUMN ${col(f.name)} DROP NOT NULL`);
+  if (f.default !== null) out.push(`ALTER TABLE ${table} ALTER COLUMN ${col(f.name)} DROP DEFAULT`);
+  return out;
 }
 
 /** After the contract's grace period: the trigger and the old column go (no publication: the model no longer has them). */
@@ -193,8 +211,25 @@ export function undoExpandStep(schema: string, id: string, current: EntityDef, o
   return { entity: original, statements: [...dropTrigger(schema, id, current), ...drop] };
 }
 
-/** Rollback after completion: the old column back (loose), its values from the new shape, then its constraints; the new column(s) dropped. */
-export function undoCompletedStep(schema: string, current: EntityDef, original: EntityDef, s: TransitionSpec): TransitionStep {
+/**
+ * changeType's rolled-back value of a row: with the kept old column, the old
+ * value itself when the current value is still what it converted to (the row's
+ * field did not change since), else the current value cast back (a value
+ * written after the contract). CASE keeps the casts in order: the kept value is
+ * only cast when the current one is set.
+ */
+function restoredValue(s: TransitionSpec & { kind: 'changeType' }, oldType: string, previous: string | null): string {
+  const current = col(s.field);
+  if (previous === null) return `${current}::${oldType}`;
+  const prev = col(previous);
+  return `CASE WHEN ${current} IS NULL THEN NULL WHEN ${prev} IS NULL THEN ${current}::${oldType} WHEN ${prev}::${columnType({ type: s.toType, references: null })} = ${current} THEN ${prev} ELSE ${current}::${oldType} END`;
+}
+
+/**
+ * Rollback after completion: the old column back (loose), its values from the new shape, then its constraints; the new column(s) dropped.
+ * `previous`: changeType's kept old column (null for a transition completed before it was kept, or when the field changed type again since).
+ */
+export function undoCompletedStep(schema: string, current: EntityDef, original: EntityDef, s: TransitionSpec, previous: string | null = null): TransitionStep {
   const table = qualifiedTable(schema, current.entityName);
   const f = original.fields.find((x) => x.name === s.field)!;
   if (s.kind === 'changeType') {
@@ -204,8 +239,9 @@ export function undoCompletedStep(schema: string, current: EntityDef, original: 
       entity: original,
       statements: [
         `ALTER TABLE ${table} ADD COLUMN ${col(tmp)} ${columnType(f)}`,
-        `UPDATE ${table} SET ${col(tmp)} = ${col(s.field)}::${columnType(f)}`,
+        `UPDATE ${table} SET ${col(tmp)} = ${restoredValue(s, columnType(f), previous)}`,
         `ALTER TABLE ${table} DROP COLUMN ${col(s.field)}`,
+        ...(previous === null ? [] : [`ALTER TABLE ${table} DROP COLUMN ${col(previous)}`]),
         `ALTER TABLE ${table} RENAME COLUMN ${col(tmp)} TO ${col(s.field)}`,
         ...alterEntityStatements(schema, loose, original),
       ],

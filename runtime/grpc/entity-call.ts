@@ -13,6 +13,8 @@ export interface CallContext {
   ctx: OperationContext;
   dispatch: DispatchFn;
   types: GrpcEntityTypes;
+  /** The method's exposure binding (`grpc:Entity.Order.List.Stream`): every operation the call dispatches is refused, and retired, as that binding. */
+  bindingId: string;
 }
 
 /** The outcome of one dispatched operation: its result, or the ServiceError it was refused with (already recorded). */
@@ -31,7 +33,7 @@ export async function dispatchEntity(cc: CallContext, kind: EntityOperationKind,
     correlationId: base.correlationId, protocol: 'grpc', operation: ENTITY_SPECS[kind], collection: cc.types.entity.collection, relation: null,
     params: {}, query: EMPTY_QUERY, body: undefined, bearer: base.bearer, tenantHeader: base.tenantHeader, projectHeader: base.projectHeader,
     branchHeader: base.branchHeader, idempotencyKey: null, ifMatch: null, basePath: base.basePath, clientAddress: base.clientAddress ?? null,
-    authenticated: cc.ctx.actor,
+    authenticated: cc.ctx.actor, bindingId: cc.bindingId,
     ...extra,
   };
   const out = await cc.dispatch(inv);

@@ -91,7 +91,7 @@ export async function runWatch(cc: CallContext, ex: GrpcExchange, request: Uint8
   const twin = await cc.dispatch({
     ...base, protocol: 'grpc', operation: REALTIME_SPECS.subscribe, body: undefined, args: undefined,
     query: new Map([['entity', t.entity.entityName], ['filter', filter]]),
-    authenticated: cc.ctx.actor,
+    authenticated: cc.ctx.actor, bindingId: cc.bindingId,
   });
   if (!twin.ok) throw new Refused(twin.error);
   // Why the stream ends before the client does: a slow consumer, its session revoked, or its project's grants changed.

@@ -3,6 +3,7 @@ import type { Invocation, OperationContext, Result } from '../operations/types.j
 import { grantCovered, heldGrants } from '../pipeline/grants.js';
 import type { ExposureBinding } from '../publication/bindings.js';
 import type { CompiledPublication } from '../publication/compiled-publication.js';
+import type { DeprecationNotice } from '../versioning/stability-cache.js';
 
 /** What a session remembers of its `initialize` (CONTRACT: MCP), handed in with each message. */
 export interface McpSessionState {
@@ -58,9 +59,11 @@ const mcpBindings = (pub: CompiledPublication): ReadonlyMap<string, ExposureBind
  * The spec's `service` metadata of a result (spec: MCP, "Responses may carry
  * a `service` metadata object"), placed in the result's `_meta.service`:
  * correlationId and publicationVersion always, the binding's id and
- * descriptorHash when the method ran a binding (a tool, a resource, the prompt).
+ * descriptorHash when the method ran a binding (a tool, a resource, the prompt),
+ * and that binding's `deprecation` when it is Deprecated (REST's Deprecation,
+ * Sunset and Link headers; MCP has no place of its own for them).
  */
-export function serviceMeta(rc: McpRequestContext, bindingId?: string): { service: Record<string, unknown> } {
+export function serviceMeta(rc: McpRequestContext, bindingId?: string, deprecation?: DeprecationNotice): { service: Record<string, unknown> } {
   const pub = rc.ctx.scope?.publication;
   const service: Record<string, unknown> = { correlationId: rc.ctx.inv.correlationId };
   if (pub !== undefined) service.publicationVersion = pub.version;
@@ -69,5 +72,6 @@ export function serviceMeta(rc: McpRequestContext, bindingId?: string): { servic
     service.bindingId = binding.bindingId;
     service.descriptorHash = binding.descriptorHash;
   }
+  if (deprecation !== undefined) service.deprecation = deprecation;
   return { service };
 }

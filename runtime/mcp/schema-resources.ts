@@ -5,6 +5,7 @@ import { grantView, partInvocation, publicationOf, serviceMeta, type McpRequestC
 import { invalidParams, RpcFailure, serviceRpcError } from './jsonrpc.js';
 import { pageOf } from './paging.js';
 import { READ_SCOPE, requireScope } from './scopes.js';
+import { mcpStability, refuseRetired, withNotice, type McpStability } from './stability.js';
 
 /**
  * The schema resources, their template, the `entity.describe` prompt and
@@ -43,10 +44,17 @@ async function describe(rc: McpRequestContext, entity: string): Promise<EntityDe
   return out.result.body as EntityDescription;
 }
 
+/** The readable entities whose schema resource is not Retired. */
+async function listedEntities(rc: McpRequestContext, stability: McpStability): Promise<CompiledEntity[]> {
+  return (await readableEntities(rc)).filter((e) => !stability.retired(mcpResourceBindingId(e.entityName)));
+}
+
 export async function listResources(rc: McpRequestContext, params: Record<string, unknown>): Promise<Record<string, unknown>> {
   requireScope(rc.ctx.actor, READ_SCOPE);
-  const page = pageOf(await readableEntities(rc), (e) => e.entityName, params.cursor);
-  return { resources: page.items.map(resourceOf), ...(page.nextCursor === undefined ? {} : { nextCursor: page.nextCursor }), _meta: serviceMeta(rc) };
+  const stability = await mcpStability(rc);
+  const page = pageOf(await listedEntities(rc, stability), (e) => e.entityName, params.cursor);
+  const resources = page.items.map((e) => withNotice(resourceOf(e), stability.notice(mcpResourceBindingId(e.entityName))));
+  return { resources, ...(page.nextCursor === undefined ? {} : { nextCursor: page.nextCursor }), _meta: serviceMeta(rc) };
 }
 
 export function listResourceTemplates(rc: McpRequestContext): Record<string, unknown> {
@@ -63,16 +71,20 @@ export async function readResource(rc: McpRequestContext, params: Record<string,
   if (!uri.startsWith(URI_PREFIX) || uri.length === URI_PREFIX.length || uri.length > 512) throw invalidParams(`unknown resource: ${uri.slice(0, 200)}`);
   requireScope(rc.ctx.actor, READ_SCOPE);
   const entity = uri.slice(URI_PREFIX.length);
+  const stability = await mcpStability(rc);
+  refuseRetired(stability, mcpResourceBindingId(entity));
   const description = await describe(rc, entity);
-  return { contents: [{ uri, mimeType: MIME, text: JSON.stringify(description) }], _meta: serviceMeta(rc, mcpResourceBindingId(description.entityName)) };
+  const bindingId = mcpResourceBindingId(description.entityName);
+  return { contents: [{ uri, mimeType: MIME, text: JSON.stringify(description) }], _meta: serviceMeta(rc, bindingId, stability.notice(bindingId)) };
 }
 
-export function listPrompts(rc: McpRequestContext): Record<string, unknown> {
+const PROMPT_ENTRY = { name: PROMPT, title: 'Describe an entity', description: 'Asks to describe an entity and each of its fields.', arguments: [{ name: 'entity', description: 'Entity name', required: true }] };
+
+export async function listPrompts(rc: McpRequestContext): Promise<Record<string, unknown>> {
   requireScope(rc.ctx.actor, READ_SCOPE);
-  return {
-    prompts: [{ name: PROMPT, title: 'Describe an entity', description: 'Asks to describe an entity and each of its fields.', arguments: [{ name: 'entity', description: 'Entity name', required: true }] }],
-    _meta: serviceMeta(rc),
-  };
+  const stability = await mcpStability(rc);
+  const prompts = stability.retired(MCP_PROMPT_BINDING_ID) ? [] : [withNotice(PROMPT_ENTRY, stability.notice(MCP_PROMPT_BINDING_ID))];
+  return { prompts, _meta: serviceMeta(rc) };
 }
 
 function promptText(d: EntityDescription): string {
@@ -90,11 +102,13 @@ export async function getPrompt(rc: McpRequestContext, params: Record<string, un
   const entity = (args as Record<string, unknown> | undefined)?.entity;
   if (typeof entity !== 'string' || entity === '') throw invalidParams('argument \'entity\' is required');
   requireScope(rc.ctx.actor, READ_SCOPE);
+  const stability = await mcpStability(rc);
+  refuseRetired(stability, MCP_PROMPT_BINDING_ID);
   const description = await describe(rc, entity);
   return {
     description: `Describe ${description.entityName}`,
     messages: [{ role: 'user', content: { type: 'text', text: promptText(description) } }],
-    _meta: serviceMeta(rc, MCP_PROMPT_BINDING_ID),
+    _meta: serviceMeta(rc, MCP_PROMPT_BINDING_ID, stability.notice(MCP_PROMPT_BINDING_ID)),
   };
 }
 
@@ -107,7 +121,11 @@ export async function complete(rc: McpRequestContext, params: Record<string, unk
   const known = (ref.type === 'ref/resource' && ref.uri === ENTITY_TEMPLATE) || (ref.type === 'ref/prompt' && ref.name === PROMPT);
   if (!known) throw invalidParams('unknown completion reference');
   requireScope(rc.ctx.actor, READ_SCOPE);
+  const stability = await mcpStability(rc);
+  // A retired prompt completes nothing (its get fails closed); a resource template completes only entities whose schema resource is listed.
+  if (ref.type === 'ref/prompt') refuseRetired(stability, MCP_PROMPT_BINDING_ID);
   const value = argument.value;
-  const names = argument.name !== 'entity' ? [] : (await readableEntities(rc)).map((e) => e.entityName).filter((n) => n.startsWith(value));
+  const candidates = argument.name !== 'entity' ? [] : ref.type === 'ref/prompt' ? await readableEntities(rc) : await listedEntities(rc, stability);
+  const names = candidates.map((e) => e.entityName).filter((n) => n.startsWith(value));
   return { completion: { values: names.slice(0, MAX_COMPLETIONS), total: names.length, hasMore: names.length > MAX_COMPLETIONS }, _meta: serviceMeta(rc) };
 }

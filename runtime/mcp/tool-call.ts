@@ -5,18 +5,23 @@ import { grantView, partInvocation, publicationOf, serviceMeta, type McpRequestC
 import { invalidParams, RpcFailure, serviceRpcError } from './jsonrpc.js';
 import { pageOf } from './paging.js';
 import { holdsScope, requireScope } from './scopes.js';
+import { mcpStability, withNotice } from './stability.js';
 import { checkArguments, entityArgsOf, toolsOf } from './tools.js';
 
 /**
  * `tools/list`: the tools this caller can call, by its grants (its REST
- * twin's) and its MCP scopes; denied tools are absent. Stable cursors
- * (paging.ts).
+ * twin's) and its MCP scopes; denied and Retired tools are absent, a
+ * Deprecated one carries `_meta.service.deprecation`. Stable cursors
+ * (paging.ts: a cursor names a tool, so a tool leaving the list between two
+ * pages skips nothing).
  */
 export async function listTools(rc: McpRequestContext, params: Record<string, unknown>): Promise<Record<string, unknown>> {
   const granted = await grantView(rc);
-  const visible = toolsOf(publicationOf(rc)).list.filter((t) => holdsScope(rc.ctx.actor, t.scope) && granted(t.operation.requiredGrants));
+  const stability = await mcpStability(rc);
+  const visible = toolsOf(publicationOf(rc)).list.filter((t) => holdsScope(rc.ctx.actor, t.scope) && granted(t.operation.requiredGrants) && !stability.retired(mcpToolBindingId(t.operation.operationId)));
   const page = pageOf(visible, (t) => t.name, params.cursor);
-  return { tools: page.items.map((t) => t.descriptor), ...(page.nextCursor === undefined ? {} : { nextCursor: page.nextCursor }), _meta: serviceMeta(rc) };
+  const tools = page.items.map((t) => withNotice(t.descriptor, stability.notice(mcpToolBindingId(t.operation.operationId))));
+  return { tools, ...(page.nextCursor === undefined ? {} : { nextCursor: page.nextCursor }), _meta: serviceMeta(rc) };
 }
 
 /** The canonical REST body of a result; a delete's 204 becomes `{ data: { id, deleted: true }, meta }` (CONTRACT: MCP tools). */
@@ -56,5 +61,6 @@ export async function callTool(rc: McpRequestContext, params: Record<string, unk
   }
   const body = bodyOf(out.result, id, correlationId);
   const content = rc.session?.jsonContent === true ? [{ type: 'json', json: body }] : [{ type: 'text', text: JSON.stringify(body) }];
-  return { content, structuredContent: body, isError: false, _meta: serviceMeta(rc, mcpToolBindingId(tool.operation.operationId)) };
+  const bindingId = mcpToolBindingId(tool.operation.operationId);
+  return { content, structuredContent: body, isError: false, _meta: serviceMeta(rc, bindingId, (await mcpStability(rc)).notice(bindingId)) };
 }

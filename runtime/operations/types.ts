@@ -86,6 +86,12 @@ export interface Invocation {
   read?: ShapedRead;
   /** The peer's IP address as the socket sees it (no X-Forwarded-For trust); login throttling counts by it. */
   clientAddress?: string | null;
+  /**
+   * The exposure binding this invocation projects, when it is not the one its
+   * operation and protocol name (gRPC StreamList dispatches List, Watch
+   * dispatches Realtime.Subscribe): refusals name it, its stability applies.
+   */
+  bindingId?: string;
 }
 
 export interface OperationContext {

@@ -1,6 +1,6 @@
 import { notFound } from '../errors/service-error.js';
 import type { OperationContext, Result } from '../operations/types.js';
-import type { StabilityMap } from '../versioning/stability-cache.js';
+import type { BindingVerdict, StabilityMap } from '../versioning/stability-cache.js';
 import { bindingIdOf } from './grants.js';
 
 type Headers = Readonly<Record<string, string>>;
@@ -24,6 +24,25 @@ export function bindingStability(ctx: OperationContext): Headers | null | Promis
   if (source === undefined || ctx.scope === null) return null;
   const map = source.of(ctx.scope.project.id);
   return map instanceof Promise ? map.then((m) => verdict(ctx, m)) : verdict(ctx, map);
+}
+
+/**
+ * The verdict on a binding a protocol names itself (an MCP resource or
+ * prompt, a gRPC method whose binding is not its entity operation's), for
+ * lists that hide Retired bindings and answers that carry a deprecation.
+ * Undefined for a Stable (or Experimental, Beta) binding.
+ */
+export async function verdictFor(ctx: OperationContext, bindingId: string): Promise<BindingVerdict | undefined> {
+  return (await stabilityMapOf(ctx)).get(bindingId);
+}
+
+const NONE: StabilityMap = new Map();
+
+/** The project's announced verdicts (empty without a stability source or a scope). */
+export async function stabilityMapOf(ctx: OperationContext): Promise<StabilityMap> {
+  const source = ctx.services.stability;
+  if (source === undefined || ctx.scope === null) return NONE;
+  return source.of(ctx.scope.project.id);
 }
 
 /** A Deprecated binding's answer with its Deprecation, Sunset and Link headers. */

@@ -15,6 +15,7 @@ export function grantCovered(held: ReadonlySet<string>, required: string): boole
  * it came by (`graphql:Entity.Order.Create`, `mcp:…`, `grpc:…`), otherwise the REST one.
  */
 export const bindingIdOf = (ctx: OperationContext): string => {
+  if (ctx.inv.bindingId !== undefined) return ctx.inv.bindingId;
   const p = ctx.inv.protocol;
   return `${p !== 'rest' && ctx.operationId.startsWith('Entity.') ? p : 'rest'}:${ctx.operationId}`;
 };

@@ -45,8 +45,13 @@ const foreignKey = (schema: string, e: EntityDef, f: FieldDef): string =>
 const fkIndex = (schema: string, e: EntityDef, f: FieldDef): string =>
   `CREATE INDEX ${quoteIdent(constraintName(e.entityName, f.name, 'idx'))} ON ${qualifiedTable(schema, e.entityName)} (${quoteIdent(f.name)})`;
 
-/** Statements that create an entity's table with its constraints and indexes. */
-export function createEntityStatements(schema: string, e: EntityDef): string[] {
+/**
+ * Statements that create an entity's table with its constraints and indexes.
+ * `foreignKeys: false` leaves the reference constraints out (their indexes
+ * stay), for a caller that fills tables which reference each other in a cycle
+ * and adds them afterwards with `foreignKeyStatements`.
+ */
+export function createEntityStatements(schema: string, e: EntityDef, opts: { foreignKeys?: boolean } = {}): string[] {
   const table = qualifiedTable(schema, e.entityName);
   const cols = [
     'id uuid PRIMARY KEY DEFAULT gen_random_uuid()',
@@ -59,7 +64,7 @@ export function createEntityStatements(schema: string, e: EntityDef): string[] {
   for (const f of e.fields) {
     if (f.unique) cols.push(uniqueConstraint(e, f));
     if (f.type === 'Enum') cols.push(enumCheck(e, f));
-    if (f.references !== null) cols.push(foreignKey(schema, e, f));
+    if (f.references !== null && opts.foreignKeys !== false) cols.push(foreignKey(schema, e, f));
   }
   const out = [`CREATE TABLE ${table} (\n  ${cols.join(',\n  ')}\n)`];
   // The default list order (createdAt, id) is also the cursor key.
@@ -67,6 +72,10 @@ export function createEntityStatements(schema: string, e: EntityDef): string[] {
   for (const f of e.fields) if (f.references !== null) out.push(fkIndex(schema, e, f));
   return out;
 }
+
+/** The reference constraints `createEntityStatements` leaves out with `foreignKeys: false` (same names: errors map to fields by them). */
+export const foreignKeyStatements = (schema: string, e: EntityDef): string[] =>
+  e.fields.filter((f) => f.references !== null).map((f) => `ALTER TABLE ${qualifiedTable(schema, e.entityName)} ADD ${foreignKey(schema, e, f)}`);
 
 export const dropEntityStatements = (schema: string, e: EntityDef): string[] => [`DROP TABLE ${qualifiedTable(schema, e.entityName)}`];
 

@@ -12,6 +12,12 @@ const TWIN: Record<GrpcMethodName, { kind: EntityOperationKind | 'Subscribe'; su
   Watch: { kind: 'Subscribe' },
 };
 
+/** The binding a method of an entity's service projects: `grpc:Entity.Order.Read`, `grpc:Entity.Order.List.Stream`, `grpc:Entity.Order.Subscribe`. */
+export function grpcBindingId(entityName: string, method: GrpcMethodName): string {
+  const twin = TWIN[method];
+  return `grpc:Entity.${entityName}.${twin.kind}${twin.suffix === undefined ? '' : `.${twin.suffix}`}`;
+}
+
 const METHOD_IO = (n: ReturnType<typeof grpcEntityNames>): Record<GrpcMethodName, [string, string]> => ({
   Get: [n.getRequest, n.message], List: [n.listRequest, n.listResponse], Create: [n.createRequest, n.message],
   Update: [n.updateRequest, n.message], Delete: [n.deleteRequest, n.deleteResponse], StreamList: [n.listRequest, n.message],
@@ -37,7 +43,7 @@ export function grpcBindings(pub: Pick<PublicationRecord, 'tenantId' | 'projectI
       const capabilityId = `Entity.${entityName}.${twin.kind}`;
       const grants = op?.requiredGrants ?? [`entity:${entityName}:read`];
       const body: Omit<ExposureBinding, 'descriptorHash'> = {
-        bindingId: `grpc:${capabilityId}${twin.suffix === undefined ? '' : `.${twin.suffix}`}`,
+        bindingId: grpcBindingId(entityName, method),
         tenantId: pub.tenantId,
         projectId: pub.projectId,
         publicationVersion: pub.version,

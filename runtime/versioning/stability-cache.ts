@@ -2,8 +2,18 @@ import type { SqlExecutor } from '../../storage/index.js';
 import { TtlCache } from '../cache/ttl-cache.js';
 import { listStability, type StabilityRecord } from './stability-store.js';
 
+/** A Deprecated binding's announcement as JSON-speaking protocols show it (MCP's `_meta.service.deprecation`). */
+export interface DeprecationNotice {
+  /** When it was announced (ISO 8601; the `Deprecation` header's date). */
+  announcedAt: string;
+  /** ISO 8601, or null when none was announced (then no `Sunset` header). */
+  sunset: string | null;
+  /** The replacement (the `Link` header's successor-version target). */
+  link: string | null;
+}
+
 /** What dispatch needs of one binding: fail closed, or the headers a Deprecated binding's responses carry. */
-export type BindingVerdict = { retired: true } | { retired: false; headers: Readonly<Record<string, string>> };
+export type BindingVerdict = { retired: true } | { retired: false; headers: Readonly<Record<string, string>>; notice: DeprecationNotice };
 
 export type StabilityMap = ReadonlyMap<string, BindingVerdict>;
 
@@ -25,7 +35,7 @@ export function verdictOf(r: StabilityRecord): BindingVerdict | null {
   const headers: Record<string, string> = { Deprecation: `@${Math.floor(Date.parse(r.announcedAt) / 1000)}` };
   if (r.sunsetAt !== null) headers.Sunset = new Date(r.sunsetAt).toUTCString();
   if (r.replacement !== null) headers.Link = `<${r.replacement}>; rel="successor-version"`;
-  return { retired: false, headers };
+  return { retired: false, headers, notice: { announcedAt: r.announcedAt, sunset: r.sunsetAt, link: r.replacement } };
 }
 
 /** Per-project stability verdicts on this node, compiled once per change. */

@@ -117,6 +117,18 @@ export function runStorageContract(name: string, makeClient: () => Promise<Stora
           assert.deepEqual(await db().query(`DELETE FROM ${s}.t WHERE name = $1`, ['z']), { rows: [], rowCount: 2 });
         }));
 
+      it('answers a prepared statement whose result column changed type since it was prepared (a changeType contract)', () =>
+        inSchema(async (s) => {
+          await db().exec(`CREATE TABLE ${s}.t (id int PRIMARY KEY, code text)`);
+          await db().query(`INSERT INTO ${s}.t VALUES (1, '007')`);
+          const name = `contract_read_${randomBytes(4).toString('hex')}`;
+          const read = (): Promise<unknown> => db().query(`SELECT code FROM ${s}.t WHERE id = $1`, [1], name).then((r) => r.rows[0]);
+          // Prepared on every pooled connection a sequential run touches.
+          for (let i = 0; i < 6; i++) assert.deepEqual(await read(), { code: '007' });
+          await db().exec(`ALTER TABLE ${s}.t ALTER COLUMN code TYPE int USING code::int`);
+          for (let i = 0; i < 6; i++) assert.deepEqual(await read(), { code: 7 });
+        }));
+
       it('returns rowCount equal to the rows a SELECT returns, and 0 for DDL', () =>
         inSchema(async (s) => {
           assert.deepEqual(await db().query(`CREATE TABLE ${s}.t (id int PRIMARY KEY)`), { rows: [], rowCount: 0 });

@@ -188,4 +188,42 @@ forEachBackend('schema transitions', (backend: Backend) => {
     const listed = controlData(await c.get('/api/SchemaTransition'), 200) as any[];
     assert.deepEqual(listed.map((t) => t.state), ['rolledBack', 'failed', 'completed', 'completed']);
   });
+
+  it('changeType keeps the old column after contract: a rollback of the completed transition gives every unchanged row its old value back exactly', async () => {
+    const c = (await bootstrapProject(server.url, server.adminToken, newSlug())).client;
+    await defineEntity(c, { entityName: 'Item', fields: [{ name: 'code', type: 'String', nullable: false, unique: true }, { name: 'price', type: 'Decimal', nullable: true }] });
+    const ids: Record<string, string> = {};
+    for (const [code, price] of [['007', '1.50'], ['12', '2.25'], ['0042', null]] as const) {
+      const r = await c.post('/api/items', { code, price });
+      expectStatus(r, 201);
+      ids[code] = r.body.data.id;
+    }
+    for (const [field, toType] of [['code', 'Int'], ['price', 'Int']]) {
+      const t = controlData(await c.post('/api/SchemaTransition', { entityName: 'Item', kind: 'changeType', field, toType, pauseMs: 0 }), 201);
+      expectStatus(await c.post(`/api/SchemaTransition/${t.id}/execute`), 202);
+      await waitFor(c, t.id, ['completed']);
+      ids[field] = t.id;
+    }
+    const row = (await c.get(`/api/items/${ids['007']}`)).body.data;
+    assert.deepEqual([row.code, row.price], [7, 2]);
+    assert.deepEqual(Object.keys(row).sort(), ['code', 'concurrencyToken', 'createdAt', 'id', 'price', 'updatedAt'], 'the kept column is not shown');
+    // The new column has the field's constraints (unique, required); the kept one none (an insert without it works).
+    expectError(await c.post('/api/items', { code: 12 }), 409, 'CONFLICT', 'ItemValidation.UniqueViolation', 'code');
+    expectError(await c.post('/api/items', { price: 3 }), 422, 'VALIDATION_FAILED', 'ItemValidation.Required');
+    const added = await c.post('/api/items', { code: 5, price: 9 });
+    expectStatus(added, 201);
+    expectStatus(await c.patch(`/api/items/${ids['12']}`, { code: 99 }), 200);
+
+    // Rollback of both completed transitions (newest first): unchanged rows get their old text back ('007', not '7'; '1.50', not '2'),
+    // changed and new rows their current value cast back; the old constraints are back.
+    for (const field of ['price', 'code']) expectStatus(await c.post(`/api/SchemaTransition/${ids[field]}/rollback`), 202);
+    const back = new Map(((await c.get('/api/items?pageSize=50')).body.data as any[]).map((r) => [r.id, [r.code, r.price]]));
+    assert.deepEqual(back.get(ids['007']!), ['007', '1.50']);
+    assert.deepEqual(back.get(ids['0042']!), ['0042', null]);
+    assert.deepEqual(back.get(ids['12']!), ['99', '2.25']);
+    assert.deepEqual(back.get(added.body.data.id), ['5', '9']);
+    expectError(await c.post('/api/items', { code: '007' }), 409, 'CONFLICT', 'ItemValidation.UniqueViolation', 'code');
+    const fieldsNow = controlData(await c.get('/api/Schema/entities/metadata/Item'), 200).definition.fields;
+    assert.deepEqual(fieldsNow.map((f: any) => [f.name, f.type]), [['code', 'String'], ['price', 'Decimal']]);
+  });
 });
