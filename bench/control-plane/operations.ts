@@ -33,9 +33,13 @@ export async function deleteBranch(url: string, f: Fixture, name: string): Promi
   expectStatus(`delete branch ${name}`, await call('DELETE', `${url}/api/branches/${name}`, adminHeaders(f)), 204);
 }
 
-/** Adds the nullable String field `field` to Order on `branch` (a direct schema change there). */
-export async function addFieldOnBranch(url: string, f: Fixture, branch: string, field: string): Promise<void> {
-  const definition = { entityName: ENTITY_NAME, fields: [...ORDER_FIELDS, { name: field, type: 'String', nullable: true }] };
+/**
+ * Adds the nullable String field `field` to Order on `branch` (a direct schema change there).
+ * `earlier`: the fields earlier rounds merged into main (an alter takes the whole definition).
+ */
+export async function addFieldOnBranch(url: string, f: Fixture, branch: string, earlier: string[], field: string): Promise<void> {
+  const added = [...earlier, field].map((name) => ({ name, type: 'String', nullable: true }));
+  const definition = { entityName: ENTITY_NAME, fields: [...ORDER_FIELDS, ...added] };
   expectStatus(`add ${field} on ${branch}`, await call('PUT', `${url}/api/Schema/entities`, adminHeaders(f, branch), definition), 200);
 }
 

@@ -23,13 +23,14 @@ import { CREATED_PREFIX, projectSchema } from '../hot-path/order-model.js';
 import { ensureWrk, runWrk, type WrkResult } from '../hot-path/wrk.js';
 import { probeWorkloads, workloadScripts } from '../hot-path/workloads.js';
 import { addFieldOnBranch, createBranch, deleteBranch, proposeAndMerge, tableFile, type MergeTiming, type TableFile } from './operations.js';
-import { formatTable, type RowCountResult } from './report.js';
+import { formatTable, type RoundResult, type RowCountResult } from './report.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const rootDir = resolve(here, '..', '..', '..');
 const cfg = {
   rowCounts: (process.env.BENCH_ROW_COUNTS ?? '10000,100000,300000').split(',').map((x) => Number(x.trim())).filter((n) => Number.isInteger(n) && n >= 1000),
   durationS: intEnv('BENCH_DURATION_S', 5, 1),
+  rounds: intEnv('BENCH_ROUNDS', 3, 1),
   warmupS: intEnv('BENCH_WARMUP_S', 2, 0),
   connections: intEnv('BENCH_CONNECTIONS', 16, 1),
   threads: intEnv('BENCH_THREADS', 2, 1),
@@ -99,29 +100,38 @@ async function measureRowCount(server: ChildServer, databaseUrl: string, tmp: st
   await deleteBranch(server.url, f, idleName);
   log(`branch create without load: ${idleCreateS.toFixed(3)} s`);
 
+  const rounds: RoundResult[] = [];
+  for (let round = 1; round <= cfg.rounds; round++) rounds.push(await measureRound(server, databaseUrl, f, schema, w1, rows, round));
+  return { rows, seedS, idleCreateS, rounds, load: load() };
+}
+
+/** One round: W1 alone, W1 around a pause, W1 around a branch create, W1 around a proposal merging one field add. */
+async function measureRound(server: ChildServer, databaseUrl: string, f: Fixture, schema: string, w1: string, rows: number, round: number): Promise<RoundResult> {
+  const tag = `${rows} r${round}`;
   const baseline = await steady(server.url, w1);
-  log(`(a) W1 baseline: ${baseline.reqPerSec.toFixed(0)} req/s, p50 ${baseline.p50Ms.toFixed(2)} ms, p99 ${baseline.p99Ms.toFixed(2)} ms (load ${load()})`);
+  log(`${tag} (a) W1 baseline: ${baseline.reqPerSec.toFixed(0)} req/s, p50 ${baseline.p50Ms.toFixed(2)} ms, p99 ${baseline.p99Ms.toFixed(2)} ms (load ${load()})`);
 
   // The same window shape around a pause: wrk's own start inside a window (fresh connections, no
   // warm-up) is in every "during" figure, so this is what they compare with.
   const control = await during(server.url, w1, () => sleep(300));
-  log(`(a') W1 over a ${control.w1.durationS.toFixed(2)} s window around a 300 ms pause: p50 ${control.w1.p50Ms.toFixed(2)} ms, p99 ${control.w1.p99Ms.toFixed(2)} ms, max ${control.w1.maxMs.toFixed(0)} ms`);
+  log(`${tag} (a') W1 over a ${control.w1.durationS.toFixed(2)} s window around a 300 ms pause: p50 ${control.w1.p50Ms.toFixed(2)} ms, p99 ${control.w1.p99Ms.toFixed(2)} ms, max ${control.w1.maxMs.toFixed(0)} ms`);
 
-  const branch = `feat-${rows}`;
+  const branch = `feat-${rows}-r${round}`;
   const create = await during(server.url, w1, () => createBranch(server.url, f, branch));
-  log(`(b) branch create ${create.op.toFixed(3)} s; W1 over ${create.w1.durationS.toFixed(2)} s: p50 ${create.w1.p50Ms.toFixed(2)} ms, p99 ${create.w1.p99Ms.toFixed(2)} ms, max ${create.w1.maxMs.toFixed(0)} ms`);
+  log(`${tag} (b) branch create ${create.op.toFixed(3)} s; W1 over ${create.w1.durationS.toFixed(2)} s: p50 ${create.w1.p50Ms.toFixed(2)} ms, p99 ${create.w1.p99Ms.toFixed(2)} ms, max ${create.w1.maxMs.toFixed(0)} ms`);
 
-  const field = 'note';
-  await addFieldOnBranch(server.url, f, branch, field);
+  const field = `note${round}`;
+  await addFieldOnBranch(server.url, f, branch, Array.from({ length: round - 1 }, (_, i) => `note${i + 1}`), field);
   const before: TableFile = await tableFile(databaseUrl, schema);
   const merge = await during(server.url, w1, (): Promise<MergeTiming> => proposeAndMerge(server.url, f, branch, field));
   const after: TableFile = await tableFile(databaseUrl, schema);
-  log(`(c) proposal create ${merge.op.createS.toFixed(3)} s, approve ${merge.op.approveS.toFixed(3)} s, merge ${merge.op.mergeS.toFixed(3)} s; W1 over ${merge.w1.durationS.toFixed(2)} s: p50 ${merge.w1.p50Ms.toFixed(2)} ms, p99 ${merge.w1.p99Ms.toFixed(2)} ms, max ${merge.w1.maxMs.toFixed(0)} ms`);
+  log(`${tag} (c) proposal create ${merge.op.createS.toFixed(3)} s, approve ${merge.op.approveS.toFixed(3)} s, merge ${merge.op.mergeS.toFixed(3)} s; W1 over ${merge.w1.durationS.toFixed(2)} s: p50 ${merge.w1.p50Ms.toFixed(2)} ms, p99 ${merge.w1.p99Ms.toFixed(2)} ms, max ${merge.w1.maxMs.toFixed(0)} ms`);
   const rewritten = before.relfilenode !== after.relfilenode;
-  log(`main's Order table across the merge: relfilenode ${before.relfilenode} → ${after.relfilenode} (${rewritten ? 'REWRITTEN' : 'same file: metadata-only'}), ${before.bytes} → ${after.bytes} bytes, ${before.columns} → ${after.columns} columns`);
+  log(`${tag} main's Order table across the merge: relfilenode ${before.relfilenode} → ${after.relfilenode} (${rewritten ? 'REWRITTEN' : 'same file: metadata-only'}), ${before.bytes} → ${after.bytes} bytes, ${before.columns} → ${after.columns} columns`);
   if (after.columns !== before.columns + 1) throw new Error(`the merge did not add one column to main's table (${before.columns} → ${after.columns})`);
-
-  return { rows, seedS, idleCreateS, createS: create.op, merge: merge.op, baseline, idleWindow: control.w1, duringCreate: create.w1, duringMerge: merge.w1, tableBefore: before, tableAfter: after, rewritten, load: load() };
+  // The branch has done its job; dropping it keeps later rounds' database the same size.
+  await deleteBranch(server.url, f, branch);
+  return { createS: create.op, merge: merge.op, baseline, idleWindow: control.w1, duringCreate: create.w1, duringMerge: merge.w1, tableBefore: before, tableAfter: after, rewritten };
 }
 
 async function main(): Promise<number> {
@@ -140,7 +150,7 @@ async function main(): Promise<number> {
     }
   })();
   const startLoad = load();
-  log(`row counts ${cfg.rowCounts.join(', ')}; W1 wrk -t${cfg.threads} -c${cfg.connections} --latency, baseline ${cfg.warmupS} s warm-up + ${cfg.durationS} s; pool ${cfg.pool}; commit ${commit}; load ${startLoad}`);
+  log(`row counts ${cfg.rowCounts.join(', ')}, ${cfg.rounds} rounds each; W1 wrk -t${cfg.threads} -c${cfg.connections} --latency, baseline ${cfg.warmupS} s warm-up + ${cfg.durationS} s; pool ${cfg.pool}; commit ${commit}; load ${startLoad}`);
   const db = await createScratchDatabase(cfg.adminDatabaseUrl);
   const tmp = mkdtempSync(join(tmpdir(), 'plinth-cp-bench-'));
   const results: RowCountResult[] = [];
@@ -159,7 +169,7 @@ async function main(): Promise<number> {
   mkdirSync(dirname(out), { recursive: true });
   writeFileSync(out, JSON.stringify({ at: new Date().toISOString(), commit, settings: cfg, results }, null, 2) + '\n');
   log(`JSON written to ${out}`);
-  const windows = results.flatMap((r) => [r.baseline, r.idleWindow, r.duringCreate, r.duringMerge]);
+  const windows = results.flatMap((r) => r.rounds.flatMap((x) => [x.baseline, x.idleWindow, x.duringCreate, x.duringMerge]));
   return windows.some((w) => w.errors > w.requests * 0.01) ? 1 : 0;
 }
 
