@@ -4,6 +4,7 @@
  */
 import type { WrkResult } from '../hot-path/wrk.js';
 import type { MergeTiming, TableFile } from './operations.js';
+import type { CpuCost } from './cpu.js';
 
 /** One round of one row count. */
 export interface RoundResult {
@@ -22,8 +23,10 @@ export interface RoundResult {
 export interface RowCountResult {
   rows: number;
   seedS: number;
-  /** One branch create before any load (the figure docs/branches.md had before). */
-  idleCreateS: number;
+  /** One branch create before any load (the figure docs/branches.md had before), with its CPU. */
+  idleCreate: CpuCost;
+  /** One proposal create + approve + merge of a field add before any load, with its CPU. */
+  idleMerge: CpuCost;
   rounds: RoundResult[];
   /** Load average (1, 5, 15 min) when this row count was done. */
   load: string;
@@ -65,7 +68,7 @@ export function formatTable(results: RowCountResult[], set: ReportSettings): str
   const main = tableOf(
     ['rows', 'branch create s', 'idle create s', 'merge s', 'W1 p99 baseline', 'pause window', 'during create', 'during merge', 'table rewritten'],
     results.map((r) => [
-      String(r.rows), s3(med(r, (x) => x.createS)), s3(r.idleCreateS), s3(med(r, (x) => x.merge.mergeS)),
+      String(r.rows), s3(med(r, (x) => x.createS)), s3(r.idleCreate.wallS), s3(med(r, (x) => x.merge.mergeS)),
       ...WINDOWS.map((win) => `${ms(w(r, win, (x) => x.p99Ms))} ms`),
       r.rounds.some((x) => x.rewritten) ? 'yes' : 'no',
     ]),
@@ -77,6 +80,13 @@ export function formatTable(results: RowCountResult[], set: ReportSettings): str
       WINDOWS.map((win) => ms(w(r, win, (x) => x.p50Ms))).join(' / '),
       WINDOWS.map((win) => w(r, win, (x) => x.reqPerSec).toFixed(0)).join(' / '),
       `${w(r, 'duringCreate', (x) => x.durationS).toFixed(2)} / ${w(r, 'duringMerge', (x) => x.durationS).toFixed(2)}`,
+    ]),
+  );
+  const cpu = tableOf(
+    ['rows', 'idle create: wall s', 'server CPU s', 'database CPU s', 'database CPU µs/row', 'idle propose+approve+merge: wall s', 'server CPU s', 'database CPU s'],
+    results.map((r) => [
+      String(r.rows), s3(r.idleCreate.wallS), r.idleCreate.serverCpuS.toFixed(2), r.idleCreate.dbCpuS.toFixed(2), ((r.idleCreate.dbCpuS * 1e6) / r.rows).toFixed(1),
+      s3(r.idleMerge.wallS), r.idleMerge.serverCpuS.toFixed(2), r.idleMerge.dbCpuS.toFixed(2),
     ]),
   );
   const rounds = results.flatMap((r) => r.rounds.map((x, i) =>
@@ -96,6 +106,9 @@ export function formatTable(results: RowCountResult[], set: ReportSettings): str
     ...main,
     '',
     ...secondary,
+    '',
+    'Without load (before the rounds; CPU from /proc, 10 ms ticks):',
+    ...cpu,
     '',
     'Rounds:',
     ...rounds,

@@ -23,6 +23,7 @@ import { CREATED_PREFIX, projectSchema } from '../hot-path/order-model.js';
 import { ensureWrk, runWrk, type WrkResult } from '../hot-path/wrk.js';
 import { probeWorkloads, workloadScripts } from '../hot-path/workloads.js';
 import { addFieldOnBranch, createBranch, deleteBranch, proposeAndMerge, tableFile, type MergeTiming, type TableFile } from './operations.js';
+import { cpuOf } from './cpu.js';
 import { formatTable, type RoundResult, type RowCountResult } from './report.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -94,15 +95,19 @@ async function measureRowCount(server: ChildServer, databaseUrl: string, tmp: st
   await probeWorkloads(server.url, f, token);
   const w1 = workloadScripts(tmp, f, token, `cp-${rows}`).W1;
 
-  // Without load: the figure docs/branches.md had before, for comparison with (b).
+  // Without load, with the CPU each cost (load-independent): a branch create, then a merge of
+  // one nullable field add from it. The figure docs/branches.md had before is the create's.
   const idleName = `idle-${rows}`;
-  const idleCreateS = await createBranch(server.url, f, idleName);
+  const idleCreate = await cpuOf(server.pid, databaseUrl, () => createBranch(server.url, f, idleName));
+  await addFieldOnBranch(server.url, f, idleName, [], 'pre');
+  const idleMerge = await cpuOf(server.pid, databaseUrl, () => proposeAndMerge(server.url, f, idleName, 'pre'));
   await deleteBranch(server.url, f, idleName);
-  log(`branch create without load: ${idleCreateS.toFixed(3)} s`);
+  log(`without load: branch create ${idleCreate.wallS.toFixed(3)} s (CPU ${idleCreate.serverCpuS.toFixed(2)} s server + ${idleCreate.dbCpuS.toFixed(2)} s database); ` +
+    `proposal create+approve+merge ${idleMerge.wallS.toFixed(3)} s (CPU ${idleMerge.serverCpuS.toFixed(2)} s server + ${idleMerge.dbCpuS.toFixed(2)} s database)`);
 
   const rounds: RoundResult[] = [];
   for (let round = 1; round <= cfg.rounds; round++) rounds.push(await measureRound(server, databaseUrl, f, schema, w1, rows, round));
-  return { rows, seedS, idleCreateS, rounds, load: load() };
+  return { rows, seedS, idleCreate, idleMerge, rounds, load: load() };
 }
 
 /** One round: W1 alone, W1 around a pause, W1 around a branch create, W1 around a proposal merging one field add. */
@@ -121,7 +126,7 @@ async function measureRound(server: ChildServer, databaseUrl: string, f: Fixture
   log(`${tag} (b) branch create ${create.op.toFixed(3)} s; W1 over ${create.w1.durationS.toFixed(2)} s: p50 ${create.w1.p50Ms.toFixed(2)} ms, p99 ${create.w1.p99Ms.toFixed(2)} ms, max ${create.w1.maxMs.toFixed(0)} ms`);
 
   const field = `note${round}`;
-  await addFieldOnBranch(server.url, f, branch, Array.from({ length: round - 1 }, (_, i) => `note${i + 1}`), field);
+  await addFieldOnBranch(server.url, f, branch, ['pre', ...Array.from({ length: round - 1 }, (_, i) => `note${i + 1}`)], field);
   const before: TableFile = await tableFile(databaseUrl, schema);
   const merge = await during(server.url, w1, (): Promise<MergeTiming> => proposeAndMerge(server.url, f, branch, field));
   const after: TableFile = await tableFile(databaseUrl, schema);
