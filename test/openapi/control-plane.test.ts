@@ -1,6 +1,6 @@
 /**
- * The control-plane routes of issue 14 in the served OpenAPI document (docs/openapi.md,
- * "Control-plane routes"): every such route of the REST route table (branches, sandboxes,
+ * The control-plane routes of issue 14 in the served OpenAPI document (docs/rest-api.md,
+ * "OpenAPI: control-plane routes"): every such route of the REST route table (branches, sandboxes,
  * proposals, deployments, /Schema, /SchemaTransition, versioning, records, surfaces,
  * discovery) has a path and method with the route's operation id, security and scope, and
  * the document still validates as OpenAPI 3.1. A few real answers are checked against the
