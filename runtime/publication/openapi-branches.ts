@@ -66,7 +66,7 @@ export function branchSchemas(): Json {
 export function branchParameters(): Json {
   return {
     ControlBranchName: pathParam('name', 'Branch name.', { type: 'string' }),
-    ControlBranchId: pathParam('id', 'Branch id.', uuidSchema()),
+    ControlBranchId: pathParam('id', 'Branch id (a value that is not a UUID is taken as the name).', { type: 'string' }),
     ControlSandboxId: pathParam('id', 'Sandbox id.', uuidSchema()),
   };
 }
