@@ -102,7 +102,12 @@ function deploymentSchemas(): Json {
     }),
     ControlDeployment: {
       type: 'object', required: ['id', 'state', 'environment', 'target', 'servingVersion', 'createdAt'],
-      properties: { id: uuidSchema(), state: { type: 'string', enum: DEPLOYMENT_STATES }, environment: str(), target, servingVersion: version('What the environment serves now.'), createdAt: at() },
+      properties: {
+        id: uuidSchema(), state: { type: 'string', enum: DEPLOYMENT_STATES }, environment: str(), target, servingVersion: version('What the environment serves now.'),
+        ramp: { type: 'array', items: { type: 'integer' }, description: 'The ramp percentages, when the deployment has one.' },
+        bake: { type: 'integer', minimum: 0, description: 'Bake seconds.' },
+        createdAt: at(),
+      },
     },
     ControlDeploymentRollbackInput: { type: 'object', required: ['toVersion'], additionalProperties: false, properties: { toVersion: version('A publication that existed; else 404.') } },
     ControlDeploymentSingle: controlSingle('Deployment', ['read', 'rolledBack'], 'ControlDeployment'),

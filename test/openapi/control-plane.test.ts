@@ -139,6 +139,63 @@ forEachBackend('OpenAPI: control-plane routes', (backend: Backend) => {
     assertAnswerDocumented(doc, '/version', 'get', 200, version.body);
   });
 
+  it('describes what schema, deployment, record and surface routes answer', async () => {
+    const altered = await admin.put('/api/Schema/entities', { entityName: 'Customer', fields: [{ name: 'email', type: 'String', nullable: true }, { name: 'tier', type: 'String', nullable: true }] });
+    expectStatus(altered, 200);
+    assertAnswerDocumented(doc, '/Schema/entities', 'put', 200, altered.body);
+    const snapshot = await admin.post('/api/Schema/snapshots');
+    expectStatus(snapshot, 201);
+    assertAnswerDocumented(doc, '/Schema/snapshots', 'post', 201, snapshot.body);
+    assertAnswerDocumented(doc, '/Schema/snapshots/{id}', 'get', 200, (await admin.get(`/api/Schema/snapshots/${snapshot.body.data.id}`)).body);
+    const preview = await admin.post('/api/SchemaTransition/preview', { entityName: 'Customer', kind: 'renameField', field: 'tier', newName: 'level' });
+    expectStatus(preview, 200);
+    assertAnswerDocumented(doc, '/SchemaTransition/preview', 'post', 200, preview.body);
+    const target = { branch: 'main' };
+    const plan = await admin.post('/api/deployments/preview', { target });
+    expectStatus(plan, 200);
+    assertAnswerDocumented(doc, '/deployments/preview', 'post', 200, plan.body);
+    const deployment = await admin.post('/api/deployments', { target });
+    expectStatus(deployment, 202);
+    assertAnswerDocumented(doc, '/deployments', 'post', 202, deployment.body);
+    assertAnswerDocumented(doc, '/deployments/{id}', 'get', 200, (await admin.get(`/api/deployments/${deployment.body.data.id}`)).body);
+    const unscoped = new Client(server.url, { token: server.adminToken });
+    const org = await unscoped.post('/api/OrganizationRecord', { slug: 'acme', name: 'Acme', tenant: admin.scope.tenant });
+    expectStatus(org, 201);
+    assertAnswerDocumented(doc, '/OrganizationRecord', 'post', 201, org.body);
+    assertAnswerDocumented(doc, '/root-project/current', 'get', 200, (await admin.get('/api/root-project/current')).body);
+    const surface = await admin.post('/api/Surface', { name: 'billing', kind: 'Billing', version: '1.0.0' });
+    expectStatus(surface, 201);
+    assertAnswerDocumented(doc, '/Surface', 'post', 201, surface.body);
+    assertAnswerDocumented(doc, '/Surface/{id}/is-installed', 'get', 200, (await admin.get(`/api/Surface/${surface.body.data.id}/is-installed`)).body);
+  });
+
+  it('describes what the read-only version, schema and discovery routes answer', async () => {
+    const projectId = (await admin.get('/api/root-project/current')).body.data.id;
+    const unscoped = new Client(server.url, { token: server.adminToken });
+    const gets: Array<[Client, string, string]> = [
+      [unscoped, `/version/projects/${projectId}`, '/version/projects/{projectId}'],
+      [unscoped, `/version/projects/${projectId}/publication/1`, '/version/projects/{projectId}/publication/{publicationVersion}'],
+      [unscoped, '/version/platform-baseline', '/version/platform-baseline'],
+      [unscoped, '/Platform/admin-surface', '/Platform/admin-surface'],
+      [unscoped, '/DevBootstrapDescriptor/descriptor', '/DevBootstrapDescriptor/descriptor'],
+      [unscoped, '/ExecutionCapabilityMatrix/matrix', '/ExecutionCapabilityMatrix/matrix'],
+      [admin, '/Schema/diff', '/Schema/diff'],
+      [admin, '/Schema/entities/metadata', '/Schema/entities/metadata'],
+      [admin, '/Schema/migration-history/Customer', '/Schema/migration-history/{entityName}'],
+      [admin, '/sandboxes', '/sandboxes'],
+      [admin, '/version/deprecations', '/version/deprecations'],
+    ];
+    for (const [client, url, path] of gets) {
+      const r = await client.get(`/api${url}`);
+      expectStatus(r, 200);
+      assertAnswerDocumented(doc, path, 'get', 200, r.body);
+    }
+    const main = (await admin.get('/api/branches/main')).body.data;
+    const protectedMain = await admin.put(`/api/Branch/branches/${main.id}/protection`, { requireProposal: false, requiredApprovals: 0 });
+    expectStatus(protectedMain, 200);
+    assertAnswerDocumented(doc, '/Branch/branches/{id}/protection', 'put', 200, protectedMain.body);
+  });
+
   it('answers an unknown branch with a documented 404 in the error envelope', async () => {
     const r = await admin.get('/api/branches/no-such-branch');
     assert.equal(r.status, 404);
