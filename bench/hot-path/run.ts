@@ -23,9 +23,10 @@ import { intEnv } from '../config.js';
 import { createScratchDatabase } from '../db.js';
 import { freePort, killAllChildrenNow, startNodeServer, type ChildServer } from '../server-process.js';
 import { bootstrap, resetTable, spreadCreatedAt, userToken, type Fixture } from './fixture.js';
-import { CREATED_PREFIX, ENTITY_PATH, STATUSES, listQuery, makeOrder, projectSchema } from './order-model.js';
+import { CREATED_PREFIX, projectSchema } from './order-model.js';
 import { formatReport, type Measured, type TargetName, type WorkloadName } from './report.js';
-import { ensureWrk, runWrk, writeScript, type WrkScript } from './wrk.js';
+import { ensureWrk, runWrk, writeScript } from './wrk.js';
+import { probeWorkloads as probe, workloadScripts as scripts } from './workloads.js';
 import { cpuAround, type CpuPerRequest } from './cpu-per-request.js';
 import { probePolicy } from './policy.js';
 import { graphqlScripts, probeGraphQL } from './graphql.js';
@@ -89,40 +90,6 @@ function startBaseline(databaseUrl: string, schema: string, prepared: boolean): 
     env: { DATABASE_URL: databaseUrl, BASELINE_SCHEMA: schema, PG_POOL_MAX: String(cfg.pool), BASELINE_PREPARED: prepared ? '1' : '0' },
     unsetEnv: SERVER_ENV_UNSET, startTimeoutMs: 30_000, verbose: cfg.verbose,
   });
-}
-
-function scripts(dir: string, f: Fixture, bearer: string | null, tag: string): Record<'W1' | 'W2' | 'W3', string> {
-  const auth: Record<string, string> = bearer === null ? {} : { Authorization: `Bearer ${bearer}` };
-  const headers = { ...auth, 'X-Service-Tenant': f.tenantSlug, 'X-Service-Project': f.projectSlug };
-  const base = `/api/${ENTITY_PATH}`;
-  // 5,000 ids spread over the table keep the rotation in the Lua state small.
-  const step = Math.max(1, Math.floor(f.ids.length / 5000));
-  const ids = f.ids.filter((_, i) => i % step === 0);
-  const w: Record<'W1' | 'W2' | 'W3', WrkScript> = {
-    W1: { method: 'GET', paths: ids.map((id) => `${base}/${id}`), headers },
-    W2: { method: 'GET', paths: STATUSES.map((s) => `${base}?${listQuery(s)}`), headers },
-    W3: {
-      method: 'POST', paths: [base], headers: { ...headers, 'Content-Type': 'application/json' },
-      // Created rows belong to the policy user like the seeded ones: W1P/W2P run after W3 in a
-      // segment, and rows outside the row filter sorted first would make W2P scan past them.
-      bodies: Array.from({ length: 64 }, (_, i) => JSON.stringify(makeOrder(i, CREATED_PREFIX, f.policyUser?.subjectId))),
-    },
-  };
-  return { W1: writeScript(dir, `${tag}-W1`, w.W1), W2: writeScript(dir, `${tag}-W2`, w.W2), W3: writeScript(dir, `${tag}-W3`, w.W3) };
-}
-
-/** One request outside wrk so a wrong route or answer fails loudly instead of measuring errors fast. */
-async function probe(url: string, f: Fixture, bearer: string | null): Promise<void> {
-  const headers: Record<string, string> = { 'x-service-tenant': f.tenantSlug, 'x-service-project': f.projectSlug };
-  if (bearer !== null) headers.authorization = `Bearer ${bearer}`;
-  const one = await fetch(`${url}/api/${ENTITY_PATH}/${f.ids[0]}`, { headers });
-  const body = (await one.json()) as { data?: { id?: string } };
-  if (one.status !== 200 || body.data?.id !== f.ids[0]) throw new Error(`probe read: ${one.status} ${JSON.stringify(body).slice(0, 300)}`);
-  const list = await fetch(`${url}/api/${ENTITY_PATH}?${listQuery('paid')}`, { headers });
-  const lb = (await list.json()) as { data?: Array<{ status: string; createdAt: string }> };
-  const rows = lb.data ?? [];
-  if (list.status !== 200 || rows.length !== 20 || rows.some((r) => r.status !== 'paid')) throw new Error(`probe list: ${list.status} ${JSON.stringify(lb).slice(0, 300)}`);
-  for (let i = 1; i < rows.length; i++) if (rows[i]!.createdAt > rows[i - 1]!.createdAt) throw new Error('probe list: not sorted by -createdAt');
 }
 
 /** A warm-up, then the measured run with the CPU it cost the server and the database per request. */

@@ -22,6 +22,8 @@ export interface StaticOp {
   sse?: { event: string; data: string };
   /** WebSocket upgrade (101) instead of a JSON body. */
   upgrade?: true;
+  /** A document with an `ETag`: `If-None-Match` with the current tag answers 304 without a body. */
+  conditional?: true;
   /** Success answer carries `Cache-Control: no-store`. */
   noStore?: true;
   errors: number[];

@@ -6,7 +6,7 @@
  */
 import type { StaticOp } from './openapi-static-op.js';
 import {
-  correlationHeaders, dateTimeSchema, errorResponses, jsonContent, listEnvelope, paramRef, schemaRef, scopeHeaderParams,
+  correlationHeaders, dateTimeSchema, errorResponses, headerRef, jsonContent, listEnvelope, paramRef, schemaRef, scopeHeaderParams,
   scopeOnlySecurity, singleEnvelope, type Json,
 } from './openapi-components.js';
 import { API_KEY_OPS, API_KEY_SCHEMA_NAMES, apiKeyParameters, apiKeySchemas } from './openapi-api-keys.js';
@@ -17,11 +17,13 @@ import { EVENTS_OUT_OPS, EVENTS_OUT_SCHEMA_NAMES, EVENTS_OUT_TAGS, eventsOutPara
 import {
   IDENTITY_MANAGEMENT_OPS, IDENTITY_MANAGEMENT_SCHEMA_NAMES, IDENTITY_MANAGEMENT_TAGS, identityManagementParameters, identityManagementSchemas,
 } from './openapi-identity-management.js';
+import { CONTROL_PLANE_OPS, CONTROL_PLANE_SCHEMA_NAMES, CONTROL_PLANE_TAGS, controlPlaneParameters, controlPlaneSchemas } from './openapi-control-plane.js';
 
 export const STATIC_SCHEMA_NAMES = [
   'IdentityCredentials', 'IdentityRegistered', 'IdentityRefreshInput', 'IdentityTokens', 'IdentityMe', 'IdentitySession',
   'IdentitySessionList', 'IdentityFederationStartInput', 'IdentityFederationStarted', 'IdentityFederationCallbackInput', 'Event', 'EventSingle', 'EventList', 'EventFilter', ...EVENTS_OUT_SCHEMA_NAMES,
   ...IDENTITY_MANAGEMENT_SCHEMA_NAMES, ...API_KEY_SCHEMA_NAMES, ...USAGE_SCHEMA_NAMES, ...STEP_UP_SCHEMA_NAMES, ...EXPLAINABILITY_SCHEMA_NAMES,
+  ...CONTROL_PLANE_SCHEMA_NAMES,
 ] as const;
 
 const str = (description?: string): Json => (description === undefined ? { type: 'string' } : { type: 'string', description });
@@ -135,6 +137,7 @@ export function staticSchemas(): Json {
     ...explainabilitySchemas(),
     ...eventsOutSchemas(),
     ...identityManagementSchemas(),
+    ...controlPlaneSchemas(),
   };
 }
 
@@ -152,6 +155,7 @@ export function staticParameters(): Json {
     ...explainabilityParameters(),
     ...eventsOutParameters(),
     ...identityManagementParameters(),
+    ...controlPlaneParameters(),
   };
 }
 
@@ -200,16 +204,20 @@ function successResponse(s: StaticOp): Json {
   return { description: s.status === 202 ? 'Accepted.' : 'Success.', headers, content: jsonContent(schemaRef(s.response)) };
 }
 
+function notModifiedResponse(): Json {
+  return { '304': { description: 'Not Modified: `If-None-Match` named the current `ETag`; no body.', headers: { ...correlationHeaders(), ETag: headerRef('ETag') } } };
+}
+
 /** Path items of the static routes, in a fixed order. */
 export function staticPaths(): Array<{ path: string; method: string; operation: Json }> {
-  return [...STATIC_OPS, ...IDENTITY_MANAGEMENT_OPS, ...API_KEY_OPS, ...USAGE_OPS, ...STEP_UP_OPS, ...EVENTS_OUT_OPS, ...EXPLAINABILITY_OPS].map((s) => {
+  return [...STATIC_OPS, ...IDENTITY_MANAGEMENT_OPS, ...API_KEY_OPS, ...USAGE_OPS, ...STEP_UP_OPS, ...EVENTS_OUT_OPS, ...EXPLAINABILITY_OPS, ...CONTROL_PLANE_OPS].map((s) => {
     const op: Json = { operationId: s.operationId, tags: [s.tag], summary: s.summary };
     if (s.description !== undefined) op.description = s.description;
     const sec = security(s);
     if (sec !== undefined) op.security = sec;
     op.parameters = [...(s.params ?? []).map(paramRef), ...(s.unscoped === true ? [] : scopeHeaderParams())];
     if (s.body !== undefined) op.requestBody = { required: true, content: jsonContent(schemaRef(s.body)) };
-    op.responses = { [String(s.status)]: successResponse(s), ...errorResponses(s.errors) };
+    op.responses = { [String(s.status)]: successResponse(s), ...(s.conditional === true ? notModifiedResponse() : {}), ...errorResponses(s.errors) };
     return { path: s.path, method: s.method, operation: op };
   });
 }
@@ -220,4 +228,5 @@ export const STATIC_TAGS = [
   { name: 'Events', description: 'The project\'s event log.' },
   ...EVENTS_OUT_TAGS,
   ...EXPLAINABILITY_TAGS,
+  ...CONTROL_PLANE_TAGS,
 ];
