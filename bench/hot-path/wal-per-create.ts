@@ -10,7 +10,9 @@
  *   (/proc/<pid>/stat; the database must run on this machine).
  * Variants: `bare` (the baseline's INSERT), `before` (commit d329541's
  * statements: unprepared, FOR UPDATE + ON CONFLICT move, unique outbox.event_id),
- * `prepared` (the same statements, prepared), `after` (this build's). Figures go to docs/performance.md ("W3").
+ * `prepared` (the same statements, prepared), `after` (this build's), `direct` (no outbox: the event
+ * straight into `events` with an xid8 column and its reader indexes; measured and not adopted).
+ * Figures go to docs/performance.md ("W3", "Where issue 9 ends").
  *
  *   node dist/bench/hot-path/wal-per-create.js            # every variant, twice, alternating
  *   BENCH_CREATES=6000 BENCH_VARIANTS=before,after BENCH_BY_RECORD=1 node dist/bench/hot-path/wal-per-create.js
