@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 
 /** A Node child process serving HTTP, started by the harness. */
@@ -52,6 +52,25 @@ export function killAllChildrenNow(): void {
     } catch {
       // already gone
     }
+  }
+}
+
+/** Ends a run that passes its time budget: every child killed, exit code 2. */
+export function exitAfterMinutes(name: string, minutes: number): void {
+  const watchdog = setTimeout(() => {
+    console.error(`${name}: over BENCH_MAX_MINUTES=${minutes}; stopping`);
+    killAllChildrenNow();
+    process.exit(2);
+  }, minutes * 60_000);
+  watchdog.unref();
+}
+
+/** The measured commit, for the report ('unknown' outside a git checkout). */
+export function gitCommit(cwd: string): string {
+  try {
+    return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd, encoding: 'utf8' }).trim();
+  } catch {
+    return 'unknown';
   }
 }
 

@@ -10,14 +10,13 @@
  * after the last (wrk stopped with SIGINT), so its percentiles are those of the operation's
  * time, not diluted by a fixed-length run. See bench/README.md and docs/branches.md.
  */
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { intEnv } from '../config.js';
 import { createScratchDatabase } from '../db.js';
-import { freePort, killAllChildrenNow, startNodeServer, type ChildServer } from '../server-process.js';
+import { exitAfterMinutes, freePort, gitCommit, killAllChildrenNow, startNodeServer, type ChildServer } from '../server-process.js';
 import { bootstrap, resetTable, userToken, type Fixture } from '../hot-path/fixture.js';
 import { CREATED_PREFIX, projectSchema } from '../hot-path/order-model.js';
 import { ensureWrk, runWrk, type WrkResult } from '../hot-path/wrk.js';
@@ -141,19 +140,8 @@ async function measureRound(server: ChildServer, databaseUrl: string, f: Fixture
 
 async function main(): Promise<number> {
   ensureWrk();
-  const watchdog = setTimeout(() => {
-    console.error(`cp-bench: over BENCH_MAX_MINUTES=${cfg.maxMinutes}; stopping`);
-    killAllChildrenNow();
-    process.exit(2);
-  }, cfg.maxMinutes * 60_000);
-  watchdog.unref();
-  const commit = (() => {
-    try {
-      return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: rootDir, encoding: 'utf8' }).trim();
-    } catch {
-      return 'unknown';
-    }
-  })();
+  exitAfterMinutes('cp-bench', cfg.maxMinutes);
+  const commit = gitCommit(rootDir);
   const startLoad = load();
   log(`row counts ${cfg.rowCounts.join(', ')}, ${cfg.rounds} rounds each; W1 wrk -t${cfg.threads} -c${cfg.connections} --latency, baseline ${cfg.warmupS} s warm-up + ${cfg.durationS} s; pool ${cfg.pool}; commit ${commit}; load ${startLoad}`);
   const db = await createScratchDatabase(cfg.adminDatabaseUrl);

@@ -14,14 +14,13 @@
  * the median of BENCH_ROUNDS rounds per workload, peak RSS of every server.
  * See bench/README.md and docs/performance.md.
  */
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { intEnv } from '../config.js';
 import { createScratchDatabase } from '../db.js';
-import { freePort, killAllChildrenNow, startNodeServer, type ChildServer } from '../server-process.js';
+import { exitAfterMinutes, freePort, gitCommit, killAllChildrenNow, startNodeServer, type ChildServer } from '../server-process.js';
 import { bootstrap, resetTable, spreadCreatedAt, userToken, type Fixture } from './fixture.js';
 import { CREATED_PREFIX, projectSchema } from './order-model.js';
 import { formatReport, type Measured, type TargetName, type WorkloadName } from './report.js';
@@ -101,19 +100,8 @@ async function measure(server: ChildServer, databaseUrl: string, script: string)
 
 async function main(): Promise<number> {
   ensureWrk();
-  const watchdog = setTimeout(() => {
-    console.error(`bench: over BENCH_MAX_MINUTES=${cfg.maxMinutes}; stopping`);
-    killAllChildrenNow();
-    process.exit(2);
-  }, cfg.maxMinutes * 60_000);
-  watchdog.unref();
-  const commit = (() => {
-    try {
-      return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: rootDir, encoding: 'utf8' }).trim();
-    } catch {
-      return 'unknown';
-    }
-  })();
+  exitAfterMinutes('bench', cfg.maxMinutes);
+  const commit = gitCommit(rootDir);
   log(`${cfg.rows} rows; wrk -t${cfg.threads} -c${cfg.connections}, ${cfg.warmupS} s warm-up + ${cfg.durationS} s, ${cfg.rounds} rounds; pool ${cfg.pool}; commit ${commit}`);
 
   const db = await createScratchDatabase(cfg.adminDatabaseUrl);

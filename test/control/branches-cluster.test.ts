@@ -5,13 +5,12 @@
  * StagingTtlSweeper through the Project actor wherever it lives.
  */
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { Client, defineEntity } from '../support/client.js';
+import { defineEntity } from '../support/client.js';
 import { expectError, expectStatus } from '../support/expect.js';
 import { natsServerAvailable, startNodesOnNats, type NodesOnNats } from '../support/nats-cluster.js';
 import { TEST_DATABASE_URL, type TestServer } from '../support/server.js';
-import { controlData } from './support.js';
+import { controlData, projectOnTwoNodes } from './support.js';
 
 const ready = natsServerAvailable() && TEST_DATABASE_URL !== null;
 const mustRun = process.env.CI === 'true';
@@ -32,12 +31,7 @@ describe('branches in cluster mode', { skip: !ready && !mustRun ? 'needs nats-se
 
   it('created on A, used on B at once; deleted on B, gone on A; a short-TTL sandbox is swept', async () => {
     const [a, b] = nodes as [TestServer, TestServer];
-    const tenant = `t${randomUUID().slice(0, 8)}`;
-    const adminA = new Client(a.url, { token });
-    expectStatus(await adminA.post('/api/TenantRecord', { slug: tenant, name: tenant }), 201);
-    expectStatus(await adminA.post('/api/projects/create', { tenant, slug: 'app', name: 'App' }), 201);
-    const onA = adminA.with({ tenant, project: 'app' });
-    const onB = new Client(b.url, { token, tenant, project: 'app' });
+    const { onA, onB } = await projectOnTwoNodes(a.url, b.url, token);
     await defineEntity(onA, { entityName: 'Doc', fields: [{ name: 'title', type: 'String', nullable: false }] });
     const doc = await onA.post('/api/docs', { title: 'on main' });
     expectStatus(doc, 201);

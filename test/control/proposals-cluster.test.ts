@@ -6,13 +6,12 @@
  * cache bound, and a rollback through B is what A serves.
  */
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { Client, defineEntity, type Reply } from '../support/client.js';
+import { defineEntity, type Reply } from '../support/client.js';
 import { expectStatus } from '../support/expect.js';
 import { natsServerAvailable, startNodesOnNats, type NodesOnNats } from '../support/nats-cluster.js';
 import { TEST_DATABASE_URL, type TestServer } from '../support/server.js';
-import { controlData } from './support.js';
+import { controlData, projectOnTwoNodes } from './support.js';
 
 const ready = natsServerAvailable() && TEST_DATABASE_URL !== null;
 const mustRun = process.env.CI === 'true';
@@ -42,12 +41,7 @@ describe('proposals and deployments in cluster mode', { skip: !ready && !mustRun
 
   it('concurrent merges and deployments through both nodes: one wins each time, the rest 409; B serves what A deployed', async () => {
     const [a, b] = nodes as [TestServer, TestServer];
-    const tenant = `t${randomUUID().slice(0, 8)}`;
-    const adminA = new Client(a.url, { token });
-    expectStatus(await adminA.post('/api/TenantRecord', { slug: tenant, name: tenant }), 201);
-    expectStatus(await adminA.post('/api/projects/create', { tenant, slug: 'app', name: 'App' }), 201);
-    const onA = adminA.with({ tenant, project: 'app' });
-    const onB = new Client(b.url, { token, tenant, project: 'app' });
+    const { onA, onB } = await projectOnTwoNodes(a.url, b.url, token);
     await defineEntity(onA, { entityName: 'Doc', fields: [{ name: 'title', type: 'String', nullable: true }] });
     const v1 = controlData(await onA.get('/api/branches/main'), 200).head.publicationVersion;
     expectStatus(await onA.post('/api/docs', { title: 'x' }), 201);

@@ -1,10 +1,19 @@
 /** Shared helpers of the control-plane tests (versioning, records, discovery). */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import type { Client, Reply } from '../support/client.js';
+import { Client, type Reply } from '../support/client.js';
 import { expectStatus } from '../support/expect.js';
 
 export const newSlug = (prefix = 't'): string => `${prefix}${randomUUID().slice(0, 8)}`;
+
+/** A new tenant with project `app`, created through node A: the admin scoped to it on A and on B (cluster tests). */
+export async function projectOnTwoNodes(urlA: string, urlB: string, token: string): Promise<{ onA: Client; onB: Client }> {
+  const tenant = newSlug();
+  const adminA = new Client(urlA, { token });
+  expectStatus(await adminA.post('/api/TenantRecord', { slug: tenant, name: tenant }), 201);
+  expectStatus(await adminA.post('/api/projects/create', { tenant, slug: 'app', name: 'App' }), 201);
+  return { onA: adminA.with({ tenant, project: 'app' }), onB: new Client(urlB, { token, tenant, project: 'app' }) };
+}
 
 /** Asserts the control-plane envelope `{ surface, state, correlationId, data }` and returns `data`. */
 export function controlData(r: Reply, status: number, surface?: string, state?: string): any {

@@ -5,11 +5,11 @@
 import { after, before, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { validate, compileErrors } from '@readme/openapi-parser';
 import { parse as parseYaml } from 'yaml';
 import { Client, bootstrapProject, defineEntity, errorOf, type Reply } from '../support/client.js';
 import { forEachBackend, startServer, type Backend, type TestServer } from '../support/server.js';
 import { expectError, expectStatus, type Json } from '../support/expect.js';
+import { assertValidOpenApi, deref, shape } from '../support/openapi-doc.js';
 
 type Project = Awaited<ReturnType<typeof bootstrapProject>>;
 
@@ -17,31 +17,6 @@ const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'patch'];
 
 
 
-/** Validates a deep clone (the parser dereferences its input in place). */
-async function assertValidOpenApi(doc: Json): Promise<void> {
-  const result = await validate(JSON.parse(JSON.stringify(doc)));
-  assert.ok(result.valid, result.valid ? '' : compileErrors(result));
-}
-
-function deref(doc: Json, node: Json): Json {
-  if (typeof node.$ref !== 'string') return node;
-  let cur: any = doc;
-  for (const part of (node.$ref as string).replace(/^#\//, '').split('/')) cur = cur?.[part];
-  assert.ok(cur, `unresolved ${node.$ref}`);
-  return deref(doc, cur);
-}
-
-/** Required and known property names of an object schema (allOf merged). */
-function shape(doc: Json, node: Json): { required: string[]; known: string[] } {
-  const n = deref(doc, node);
-  const out = { required: [...(n.required ?? [])] as string[], known: Object.keys(n.properties ?? {}) };
-  for (const part of (n.allOf ?? []) as Json[]) {
-    const s = shape(doc, part);
-    out.required.push(...s.required);
-    out.known.push(...s.known);
-  }
-  return out;
-}
 
 /** Asserts that an answer's `data` (an object) has the fields the named envelope schema documents, and no others. */
 function assertDataMatches(doc: Json, envelope: string, data: Json, what: string): void {
