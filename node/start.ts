@@ -280,7 +280,8 @@ export async function startNode(config: NodeConfig): Promise<RunningNode> {
       await webhooks.stop();
       retention.stop();
       usageRollup.stop();
-      await deploymentRecovery.stop();
+      // Deployments this node drives are reverted now (docs/proposals-and-deployments.md "Recovery").
+      await deploymentRecovery.stop().catch((err: unknown) => log.warn('deployments not reverted at stop; another node reverts them after the lease', { error: err instanceof Error ? err.message : String(err) }));
       // Quota budget leases go back to their owners while the actors still run.
       await quotaLedger.returnLeases();
       // Deactivates actors and, in cluster mode, hands their leases back at once.

@@ -135,10 +135,21 @@ export class DeploymentRecovery {
     this.timer.unref();
   }
 
-  /** Stops the sweep and waits for a pass in flight (it may hold a transaction). */
-  async stop(): Promise<void> {
+  /**
+   * Stops the sweep and waits for a pass in flight (it may hold a transaction). A graceful
+   * stop then reverts the deployments this node still drives, as a crash would, but now
+   * rather than one lease later: their leases are ended and the same revert runs (the
+   * driver's next step finds them no longer in flight and stops).
+   */
+  async stop(): Promise<RecoveredDeployment[]> {
     if (this.timer !== null) clearInterval(this.timer);
     this.timer = null;
     await this.running?.catch(() => undefined);
+    const { db, lease } = this.deps;
+    const ended = await db.query(
+      `UPDATE ${S}.deployments SET lease_expires_at = now() - interval '1 millisecond' WHERE driver = $1 AND ${IN_FLIGHT}`,
+      [lease.holder],
+    );
+    return (ended.rowCount ?? 0) === 0 ? [] : recoverOrphanedDeployments(this.deps);
   }
 }
