@@ -51,8 +51,8 @@ class Feed {
     for (const w of this.wake.splice(0)) w();
   }
 
-  async until<T>(probe: () => T | undefined | false, what: string): Promise<T> {
-    const deadline = Date.now() + WAIT_MS;
+  async until<T>(probe: () => T | undefined | false, what: string, waitMs = WAIT_MS): Promise<T> {
+    const deadline = Date.now() + waitMs;
     for (;;) {
       const hit = probe();
       if (hit !== undefined && hit !== false) return hit;
@@ -109,14 +109,16 @@ forEachBackend('GraphQL subscriptions (graphql-ws)', (backend: Backend) => {
    * probe rows are written until each feed has announced one.
    */
   async function live(api: Client, ...feeds: Feed[]): Promise<void> {
+    // A probe written before a feed attached is never seen by it: write another soon rather than wait out WAIT_MS.
+    const probeWaitMs = 500;
     for (let i = 0; ; i++) {
       const probe = await api.post('/api/orders', { total: '0', status: 'paid' });
       expectStatus(probe, 201);
       try {
-        for (const f of feeds) await f.until(() => f.results.some((r) => Object.values(r.data ?? {}).some((c: any) => c?.entityId === probe.body.data.id)) || f.error !== null, 'a probe change');
+        for (const f of feeds) await f.until(() => f.results.some((r) => Object.values(r.data ?? {}).some((c: any) => c?.entityId === probe.body.data.id)) || f.error !== null, 'a probe change', probeWaitMs);
         return;
       } catch (err) {
-        if (i >= 3) throw err;
+        if (i >= WAIT_MS / probeWaitMs) throw err;
       }
     }
   }
