@@ -3,6 +3,7 @@ import { PGlite } from '@electric-sql/pglite';
 import type { QueryResult, SqlClient, SqlExecutor } from './sql-client.js';
 import { TEXT_PARSERS } from './type-parsers.js';
 import { retrySerializable } from './retry.js';
+import { freshClusterTarball } from './pglite-template.js';
 
 /**
  * shared_buffers for the embedded database. PostgreSQL's default, 128MB, does not fit PGlite's
@@ -44,8 +45,11 @@ export class PgliteClient implements SqlClient {
       mkdirSync(dataDir, { recursive: true, mode: 0o700 });
     }
     const sharedBuffersMb = options.sharedBuffersMb ?? PGLITE_DEFAULT_SHARED_BUFFERS_MB;
+    // In memory, start from a fresh cluster's tarball rather than initdb (pglite-template.ts).
+    const template = dataDir === undefined ? await freshClusterTarball() : null;
     const db = new PGlite({
       ...(dataDir === undefined ? {} : { dataDir }),
+      ...(template === null ? {} : { loadDataDir: template }),
       parsers: TEXT_PARSERS,
       // Command-line settings: applied at every start, over the data directory's postgresql.conf,
       // which stays untouched. startParams replaces PGlite's defaults, so they are kept first.
