@@ -15,23 +15,20 @@ export interface DeploymentRow {
   target_branch: string;
   target_version: string;
   from_version: string;
-  ramp: number[] | null;
-  bake_seconds: number;
   state: DeploymentState;
   serving_version: string;
   created_at: string;
 }
 
-const COLUMNS = 'id, environment, target_branch, target_version, from_version, ramp, bake_seconds, state, serving_version, created_at';
+const COLUMNS = 'id, environment, target_branch, target_version, from_version, state, serving_version, created_at';
 
+/** CONTRACT's deployment record (Control plane, "Deployments"), exactly its fields. */
 export const deploymentRecord = (r: DeploymentRow): Record<string, unknown> => ({
   id: r.id,
   state: r.state,
   environment: r.environment,
   target: { branch: r.target_branch, publicationVersion: Number(r.target_version) },
   servingVersion: Number(r.serving_version),
-  ...(r.ramp === null ? {} : { ramp: r.ramp }),
-  bake: r.bake_seconds,
   createdAt: new Date(r.created_at).toISOString(),
 });
 

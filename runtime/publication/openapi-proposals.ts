@@ -104,8 +104,6 @@ function deploymentSchemas(): Json {
       type: 'object', required: ['id', 'state', 'environment', 'target', 'servingVersion', 'createdAt'],
       properties: {
         id: uuidSchema(), state: { type: 'string', enum: DEPLOYMENT_STATES }, environment: str(), target, servingVersion: version('What the environment serves now.'),
-        ramp: { type: 'array', items: { type: 'integer' }, description: 'The ramp percentages, when the deployment has one.' },
-        bake: { type: 'integer', minimum: 0, description: 'Bake seconds.' },
         createdAt: at(),
       },
     },
