@@ -95,6 +95,12 @@ const afterCursorSql = (entity: CompiledEntity, sort: readonly SortKey[], values
 export interface ListQuery {
   text: string;
   values: unknown[];
+  /**
+   * Worth a prepared statement: the text is one of few per filter shape. An OFFSET page's
+   * text carries its page number, so a client paging deep would spend the process's
+   * bounded statement names (statement-names.ts) one page at a time.
+   */
+  reusable: boolean;
 }
 
 /** SELECT for one page: pageSize+1 rows so we know whether a next page exists. */
@@ -107,13 +113,13 @@ export function listQuery(entity: CompiledEntity, params: ListParams, extra: (sq
   // Masked fields are never selected: the projection is precomputed per (publication, grant set).
   const select = policy === null ? entity.selectList : policy.read(entity).selectList;
   const text = `SELECT ${select} FROM ${entity.table} t WHERE ${where} ORDER BY ${orderSql(params.sort)} LIMIT ${params.pageSize + 1}${offset}`;
-  return { text, values: sql.values };
+  return { text, values: sql.values, reusable: offset === '' };
 }
 
 export function countQuery(entity: CompiledEntity, params: ListParams, extra: (sql: SqlParams) => string[] = () => [], policy: ReadPolicy | null = null): ListQuery {
   const sql = new SqlParams();
   const where = whereSql(entity, params, sql, extra(sql), policy);
-  return { text: `SELECT count(*)::int AS n FROM ${entity.table} t WHERE ${where}`, values: sql.values };
+  return { text: `SELECT count(*)::int AS n FROM ${entity.table} t WHERE ${where}`, values: sql.values, reusable: true };
 }
 
 /** The cursor that continues after `last`. */

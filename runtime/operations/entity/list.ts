@@ -25,7 +25,7 @@ export async function runList(ctx: OperationContext, entity: CompiledEntity, par
   const c = params.includeTotal ? countQuery(entity, params, extra, policy) : null;
   try {
     const [res, total] = await Promise.all([
-      db.query<Record<string, unknown>>(q.text, q.values, statementName(entity, q.text)),
+      db.query<Record<string, unknown>>(q.text, q.values, q.reusable ? statementName(entity, q.text) : undefined),
       c === null ? Promise.resolve(null) : db.query<{ n: number }>(c.text, c.values, statementName(entity, c.text)),
     ]);
     const rows = res.rows;
