@@ -1,6 +1,7 @@
 import { isConnectionError, sqlstateOf, type SqlClient } from '../../../storage/index.js';
 import type { CompiledEntity } from '../../entities/compiled-entity.js';
 import type { RowValues } from '../../entities/input.js';
+import { mapEntitySqlError } from '../../entities/sql-error-map.js';
 import type { OperationContext } from '../types.js';
 import { insertCombined, insertRows } from './insert.js';
 
@@ -99,7 +100,9 @@ async function runBatch(db: SqlClient, entity: CompiledEntity, batch: Waiter[]):
     batch.forEach((w, i) => w.resolve(rows[i]!));
   } catch (err) {
     if (sqlstateOf(err) === undefined || isConnectionError(err)) {
-      for (const w of batch) w.reject(err);
+      // The same answer a lone create gets for this failure (503 for a lost connection).
+      const answer = mapEntitySqlError(entity, err, 'write');
+      for (const w of batch) w.reject(answer);
       return;
     }
     // Refused as a whole: each create alone answers its own outcome.
