@@ -62,8 +62,14 @@ export function explainabilitySchemas(): Json {
     }, 'A publication of the branch.')),
     ExplainProjectRuntime: singleEnvelope(obj(['publicationVersion', 'headVersion', 'branch', 'reason'], {
       tenantId: str(), projectId: str(), projectState: str(), branch: str(), branchSelectedBy: str(), publicationVersion: int64,
-      descriptorHash: str(), headVersion: int64, pinned: { type: 'boolean' },
-      servedBy: { type: 'object', properties: { nodeId: str(), mode: { type: 'string', enum: ['single', 'cluster'] }, storage: str() } }, reason: str(),
+      descriptorHash: str(), headVersion: int64,
+      pinned: { type: 'boolean', description: 'True while a deployment pins production to this publication (or ramps to it); only for requests without `X-Service-Branch`.' },
+      pinnedVersion: { type: ['integer', 'null'], description: 'The publication a deployment pins production to while its pin holds; null otherwise (and with `X-Service-Branch`).' },
+      servedBy: {
+        type: 'object', description: 'The node that answered. Platform admin only (as on `/api/health`); absent for anyone else.',
+        properties: { nodeId: str(), mode: { type: 'string', enum: ['single', 'cluster'] }, storage: str() },
+      },
+      reason: str(),
     }, 'Why this publication serves the caller\'s traffic.')),
     ExplainSurfaces: singleEnvelope(obj(['publicationVersion', 'surfaces'], {
       publicationVersion: int64,
