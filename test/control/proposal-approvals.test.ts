@@ -118,6 +118,21 @@ forEachBackend('proposal approvals', (backend: Backend) => {
     controlData(await admin.post(`/api/proposals/${s.proposalId}/merge`, {}), 200, 'Proposal', 'merged');
   });
 
+  it('an API key approver counts while the key exists with the grant; deleted, it stops counting', async () => {
+    const s = await setup();
+    const { admin } = s;
+    const k = await admin.post(`/api/projects/${s.projectId}/api-keys`, { name: 'approver', grants: ['branch:main:approve'] });
+    expectStatus(k, 201);
+    const secret = (await admin.post(`/api/CredentialReveal/${k.body.data.revealTokenId}/reveal`, {})).body.data.secret as string;
+    controlData(await admin.with({ token: secret }).post(`/api/proposals/${s.proposalId}/approve`, {}), 200);
+    const both = controlData(await admin.post(`/api/proposals/${s.proposalId}/approve`, {}), 200);
+    assert.deepEqual(both.approvals.map((a: any) => [a.actor, a.current]), [[`apikey:${k.body.data.id}`, true], ['platform-admin', true]]);
+    expectStatus(await admin.delete(`/api/projects/${s.projectId}/api-keys/${k.body.data.id}`), 204);
+    const read = controlData(await admin.get(`/api/proposals/${s.proposalId}`), 200);
+    assert.deepEqual(read.approvals.map((a: any) => a.current), [false, true]);
+    assert.deepEqual(expectError(await admin.post(`/api/proposals/${s.proposalId}/merge`, {}), 409, 'CONFLICT', 'Proposal.GatesNotMet').unmetGates, ['approvals']);
+  });
+
   it('a push to head racing the merge: the merge applies the approved head or refuses, never the unreviewed push', async () => {
     for (let round = 0; round < 3; round++) {
       const s = await setup();
