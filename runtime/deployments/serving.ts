@@ -25,6 +25,16 @@ export async function readEnvironment(db: SqlExecutor, projectId: string, enviro
 }
 
 /**
+ * The pin that decides what `environment` serves now, or null when it serves main's head: a pin
+ * holds only while main's head is the one it was made on (every schema change on main deploys
+ * at once, CONTRACT "Deployments").
+ */
+export async function pinInEffect(db: SqlExecutor, projectId: string, environment: string, mainHeadVersion: number): Promise<EnvironmentRow | null> {
+  const env = await readEnvironment(db, projectId, environment);
+  return env !== null && Number(env.pinned_head) === mainHeadVersion ? env : null;
+}
+
+/**
  * The ramp rule: a request goes to the new publication when FNV-1a (32 bit,
  * over the UTF-16 code units) of its correlation id mod 100 is below the
  * current percentage. Deterministic, so a retried request with the same id

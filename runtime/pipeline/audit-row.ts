@@ -47,3 +47,24 @@ export interface AuditRow {
   usage: RecordedUsage | null;
 }
 
+
+/** Pipeline stages by number: 0 is the protocol adapter's refusal before the pipeline (refusal.ts), 6 the operation's execution. */
+const STAGE_NAMES = ['Adapter', 'Authenticate', 'ResolveScope', 'Governance', 'Grants', 'RowPolicy', 'Executed'] as const;
+
+export type StageName = (typeof STAGE_NAMES)[number] | 'Quota';
+
+/**
+ * The name of the stage that decided a request (CONTRACT "Explainability": `stage`), from what
+ * its audit row keeps: the last stage it reached and its decision.
+ * - A refusal names the stage that refused. Quota admission runs right after the row policy,
+ *   under stage number 5; the row policy itself only filters and masks and never refuses, so a
+ *   Deny at 5 is the quota's (`Quota`).
+ * - Mask names `RowPolicy`: the field mask is a part of the grant that stage applies.
+ * - Allow names the last stage that ran: `Executed` (every check passed and the operation ran;
+ *   so does a 404/409/422 of the operation itself, and an Error while it ran).
+ */
+export function stageNameOf(stage: number, decision: string): StageName | null {
+  if (stage === 5 && decision === 'Deny') return 'Quota';
+  if (stage === 6 && decision === 'Mask') return 'RowPolicy';
+  return STAGE_NAMES[stage] ?? null;
+}

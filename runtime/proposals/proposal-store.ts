@@ -1,6 +1,7 @@
 import { PLATFORM_SCHEMA, type SqlExecutor } from '../../storage/index.js';
 import { notFound } from '../errors/service-error.js';
 import { readHead } from '../control/schema-change.js';
+import { readApprovals, type Approval } from './approvals.js';
 import { modelDiff, validateAgainstRows, type DiffEntry, type ValidationProblem } from './proposal-diff.js';
 
 const S = PLATFORM_SCHEMA;
@@ -34,37 +35,50 @@ export async function requireProposal(db: SqlExecutor, projectId: string, id: st
   return row;
 }
 
+type Head = Awaited<ReturnType<typeof readHead>>;
+
 export interface ProposalAnalysis {
   baseVersion: number;
+  /** The head publication the analysis (diff, validation, which approvals are current) was made on. */
+  headVersion: number;
+  base: Head;
+  head: Head;
   diff: DiffEntry[];
   validation: { ok: boolean; problems: ValidationProblem[] };
   requiredApprovals: number;
-  approvals: Array<{ actor: string; subjectId?: string; at: string }>;
+  approvals: Approval[];
 }
 
-/** Diff of head against base's CURRENT head and its validation on base's rows: computed afresh every time, never stored. */
+/**
+ * Diff of head against base's CURRENT head, its validation on base's rows, and which approvals
+ * still count: computed afresh every time, never stored. Head is read once: everything here
+ * (and a merge that uses this analysis) is about that one head publication.
+ */
 export async function analyse(db: SqlExecutor, projectId: string, p: ProposalRow): Promise<ProposalAnalysis> {
   const base = await readHead(db, projectId, p.base, false);
   const head = await readHead(db, projectId, p.head, false);
   const diff = modelDiff(base.model, head.model);
   const validation = await validateAgainstRows(db, base.schema, base.model, head.model, diff);
   const prot = await db.query<{ required_approvals: number }>(`SELECT required_approvals FROM ${S}.branches WHERE project_id = $1 AND name = $2`, [projectId, p.base]);
-  const approvals = await db.query<{ actor: string; subject_id: string | null; at: string }>(
-    `SELECT actor, subject_id, at FROM ${S}.proposal_approvals WHERE proposal_id = $1 ORDER BY at`, [p.id],
-  );
   return {
     baseVersion: base.version,
+    headVersion: head.version,
+    base,
+    head,
     diff,
     validation,
     requiredApprovals: Number(prot.rows[0]?.required_approvals ?? 0),
-    approvals: approvals.rows.map((a) => ({ actor: a.actor, ...(a.subject_id === null ? {} : { subjectId: a.subject_id }), at: new Date(a.at).toISOString() })),
+    approvals: await readApprovals(db, projectId, p.id, p.base, head.version),
   };
 }
 
-/** The gates a merge waits on (CONTRACT "Proposals": `unmetGates` ⊆ ["approvals", "validation"]). */
+/**
+ * The gates a merge waits on (CONTRACT "Proposals": `unmetGates` ⊆ ["approvals", "validation"]).
+ * Only current approvals count: of the head analysed, by an approver who still may approve.
+ */
 export function unmetGates(a: ProposalAnalysis): string[] {
   const out: string[] = [];
-  if (a.approvals.length < a.requiredApprovals) out.push('approvals');
+  if (a.approvals.filter((x) => x.current).length < a.requiredApprovals) out.push('approvals');
   if (!a.validation.ok) out.push('validation');
   return out;
 }

@@ -17,6 +17,8 @@ const obj = (required: string[], properties: Json, description: string): Json =>
 const int64: Json = { type: 'integer', format: 'int64' };
 const csvOrList = (description: string): Json => ({ description, oneOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }] });
 
+const STAGES = ['Adapter', 'Authenticate', 'ResolveScope', 'Governance', 'Grants', 'RowPolicy', 'Quota', 'Executed'];
+
 export function explainabilitySchemas(): Json {
   return {
     ExplainDecisionRecord: singleEnvelope(obj(['correlationId', 'decision', 'reasonCode', 'stage', 'fieldMasks', 'evaluatedFilter', 'operationId', 'status'], {
@@ -25,8 +27,12 @@ export function explainabilitySchemas(): Json {
       operationId: str(), status: { type: 'integer', description: 'HTTP status of the answer.' },
       decision: { type: 'string', enum: ['Allow', 'Deny', 'Mask', 'Challenge', 'Error'] },
       reasonCode: str(),
-      stage: { type: ['integer', 'null'], minimum: 0, maximum: 6, description: 'The stage that decided: 0 the adapter (no route, body too large or undecodable), 1–5 refused there, 6 executed.' },
-      stageName: { type: ['string', 'null'], enum: ['Adapter', 'Authenticate', 'ResolveScope', 'Governance', 'Grants', 'RowPolicy', 'Executed', null] },
+      stage: {
+        type: ['string', 'null'], enum: [...STAGES, null],
+        description: 'The name of the pipeline stage that decided. A refusal names the stage that refused (`Adapter`: no route, body too large or undecodable; `Quota`: a quota refused after the row policy); a Mask names `RowPolicy`; an Allow names `Executed`, the last stage that ran (every check passed and the operation ran). Null for records written before stages were recorded.',
+      },
+      stageNumber: { type: ['integer', 'null'], minimum: 0, maximum: 6, description: 'The last stage the request reached: 0 the adapter, 1–5 refused there (5 also a quota refusal), 6 executed.' },
+      stageName: { type: ['string', 'null'], enum: [...STAGES, null], description: 'Same as `stage` (its name before `stage` carried the name).' },
       evaluatedFilter: { description: 'The row filter applied (request filter ANDed with the row policy); null when none.' },
       fieldMasks: strings('Fields removed by a field mask; empty when none.'),
       missingGrants: strings(), bindingId: str(), requiredStrength: str(),
@@ -62,8 +68,14 @@ export function explainabilitySchemas(): Json {
     }, 'A publication of the branch.')),
     ExplainProjectRuntime: singleEnvelope(obj(['publicationVersion', 'headVersion', 'branch', 'reason'], {
       tenantId: str(), projectId: str(), projectState: str(), branch: str(), branchSelectedBy: str(), publicationVersion: int64,
-      descriptorHash: str(), headVersion: int64, pinned: { type: 'boolean' },
-      servedBy: { type: 'object', properties: { nodeId: str(), mode: { type: 'string', enum: ['single', 'cluster'] }, storage: str() } }, reason: str(),
+      descriptorHash: str(), headVersion: int64,
+      pinned: { type: 'boolean', description: 'True while a deployment pins production to this publication (or ramps to it); only for requests without `X-Service-Branch`.' },
+      pinnedVersion: { type: ['integer', 'null'], description: 'The publication a deployment pins production to while its pin holds; null otherwise (and with `X-Service-Branch`).' },
+      servedBy: {
+        type: 'object', description: 'The node that answered. Platform admin only (as on `/api/health`); absent for anyone else.',
+        properties: { nodeId: str(), mode: { type: 'string', enum: ['single', 'cluster'] }, storage: str() },
+      },
+      reason: str(),
     }, 'Why this publication serves the caller\'s traffic.')),
     ExplainSurfaces: singleEnvelope(obj(['publicationVersion', 'surfaces'], {
       publicationVersion: int64,

@@ -40,6 +40,7 @@ function proposalSchemas(): Json {
           validation: schemaRef('ControlProposalValidation'),
           approvals: { type: 'array', items: schemaRef('ControlProposalApproval') },
           baseVersion: version('Base head the analysis used.'),
+          headVersion: version('Head publication the analysis used; approvals of another head are not current.'),
         },
       }],
     },
@@ -54,8 +55,12 @@ function proposalSchemas(): Json {
       },
     },
     ControlProposalApproval: {
-      type: 'object', required: ['actor', 'at'],
-      properties: { actor: str('`platform-admin`, `user:<subjectId>`, …'), subjectId: str(), at: at() },
+      type: 'object', required: ['actor', 'at', 'headPublicationVersion', 'current'],
+      properties: {
+        actor: str('`platform-admin`, `user:<subjectId>`, …'), subjectId: str(), at: at(),
+        headPublicationVersion: { type: ['integer', 'null'], minimum: 0, description: 'The head publication approved; null for approvals recorded before approvals named one (they count as void).' },
+        current: { type: 'boolean', description: 'Whether it counts toward `requiredApprovals`: head is still at `headPublicationVersion` and the approver still may approve (the admin, or a holder of `branch:<base>:approve`).' },
+      },
     },
     ControlProposalSingle: controlSingle('Proposal', 'created', 'ControlProposal'),
     ControlProposalDetailSingle: controlSingle('Proposal', ['read', 'approved'], 'ControlProposalDetail'),
@@ -127,12 +132,12 @@ export const PROPOSAL_OPS: StaticOp[] = [
   { method: 'get', path: '/proposals/{id}', operationId: 'ControlPlane.Proposal.Read', tag: P, auth: 'admin', summary: 'Read a proposal with its fresh diff, validation against base\'s rows, and approvals', params: ['ControlProposalId'], status: 200, response: 'ControlProposalDetailSingle', errors: READ_ERRORS },
   {
     method: 'post', path: '/proposals/{id}/approve', operationId: 'ControlPlane.Proposal.Approve', tag: P, summary: 'Approve a proposal (admin, or a holder of `branch:<base>:approve`)',
-    description: 'One approval per actor: approving again answers 200 and adds nothing. Anyone else answers 403 `Proposal.ApproverGrantMissing` with `missingGrants`.',
+    description: 'Approves head\'s current publication (recorded as the approval\'s `headPublicationVersion`); a later change to head voids it (`current: false`). One approval per actor: approving the same head again answers 200 and adds nothing; approving after head moved replaces the void approval with a fresh one. An optional body `{ "headPublicationVersion": <the head reviewed> }` is refused with 409 `Proposal.HeadMoved` when head is no longer there. Anyone else answers 403 `Proposal.ApproverGrantMissing` with `missingGrants`.',
     params: ['ControlProposalId'], status: 200, response: 'ControlProposalDetailSingle', errors: [400, 401, 403, 404, 409, 422],
   },
   {
     method: 'post', path: '/proposals/{id}/merge', operationId: 'ControlPlane.Proposal.Merge', tag: P, auth: 'admin', summary: 'Merge: head\'s schema changes applied to base as one migration, one publication, one journal entry',
-    description: 'Head\'s rows are not merged. 409 `Proposal.GatesNotMet` with `error.unmetGates` ⊆ `["approvals", "validation"]` and nothing changes; 409 `Proposal.AlreadyMerged`, `Proposal.NothingToMerge`, or `Proposal.BaseMoved` (base moved since the analysis). Adding a nullable field is metadata-only in PostgreSQL: the merge does not rewrite base\'s table (docs/proposals-and-deployments.md, "Benchmark").',
+    description: 'Head\'s rows are not merged. Only current approvals count (of head\'s current publication, by an approver who still may approve); the merge applies exactly that head publication. 409 `Proposal.GatesNotMet` with `error.unmetGates` ⊆ `["approvals", "validation"]` and nothing changes; 409 `Proposal.AlreadyMerged`, `Proposal.NothingToMerge`, or `Proposal.BaseMoved` (base moved since the analysis). Adding a nullable field is metadata-only in PostgreSQL: the merge does not rewrite base\'s table (docs/proposals-and-deployments.md, "Benchmark").',
     params: ['ControlProposalId'], status: 200, response: 'ControlProposalMerged', errors: [400, 401, 403, 404, 409, 422],
   },
   { method: 'post', path: '/deployments/preview', operationId: 'ControlPlane.Deployment.Preview', tag: D, auth: 'admin', summary: 'Plan a deployment without changing anything', body: 'ControlDeploymentPreviewInput', status: 200, response: 'ControlDeploymentPlan', errors: WRITE_ERRORS },

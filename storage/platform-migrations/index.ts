@@ -22,6 +22,7 @@ import { m0020 } from './0020-schema-journal-and-transitions.js';
 import { m0021 } from './0021-branches-and-sandboxes.js';
 import { m0022 } from './0022-proposals-and-deployments.js';
 import { m0024 } from './0024-deployment-driver-lease.js';
+import { m0025 } from './0025-approvals-bound-to-head.js';
 
 /**
  * Platform tables, append-only list, one file per migration. Never edit a
@@ -52,4 +53,5 @@ export const MIGRATIONS: readonly Migration[] = [
   m0021,
   m0022,
   m0024,
+  m0025,
 ];

@@ -65,7 +65,7 @@ forEachBackend('explainability', (backend: Backend) => {
     await server?.close();
   });
 
-  it('records a denial: its explainUrl, read by the same user, says Deny at stage 4 with the reason', async () => {
+  it('records a denial: its explainUrl, read by the same user, says Deny at stage Grants with the reason', async () => {
     const denied = await stranger.get('/api/orders');
     const e = expectError(denied, 403, 'ACCESS_DENIED', 'ExposureBinding.RequiredGrantMissing');
     assert.equal(e.explainUrl, `/api/Explainability/access?correlationId=${encodeURIComponent(e.correlationId as string)}`);
@@ -74,8 +74,7 @@ forEachBackend('explainability', (backend: Backend) => {
     const d = r.body.data as Json;
     assert.equal(d.decision, 'Deny');
     assert.equal(d.reasonCode, 'ExposureBinding.RequiredGrantMissing');
-    assert.equal(d.stage, 4);
-    assert.equal(d.stageName, 'Grants');
+    assert.deepEqual([d.stage, d.stageNumber, d.stageName], ['Grants', 4, 'Grants']);
     assert.deepEqual(d.fieldMasks, []);
     assert.equal(d.evaluatedFilter, null);
     assert.equal(d.operationId, 'Entity.Order.List');
@@ -91,15 +90,34 @@ forEachBackend('explainability', (backend: Backend) => {
     assert.match(v1.explainUrl as string, /^\/v1\/Explainability\/access\?correlationId=/);
   });
 
-  it('records an allowed request as Allow at stage 6, readable within 10 s of its response', async () => {
+  it('records an allowed request as Allow, naming Executed (the last stage that ran), readable within 10 s of its response', async () => {
     const ok = await reader.get('/api/orders?pageSize=2');
     expectStatus(ok, 200);
     const id = correlationOf(ok);
     const r = await reader.get(`/api/Explainability/access?correlationId=${encodeURIComponent(id)}`);
     expectStatus(r, 200);
     const d = r.body.data as Json;
-    assert.deepEqual([d.decision, d.reasonCode, d.stage, d.status, d.operationId], ['Allow', 'Access.Allowed', 6, 200, 'Entity.Order.List']);
+    assert.deepEqual([d.decision, d.reasonCode, d.stage, d.stageNumber, d.status, d.operationId], ['Allow', 'Access.Allowed', 'Executed', 6, 200, 'Entity.Order.List']);
     assert.deepEqual(d.fieldMasks, []);
+  });
+
+  it('names the deciding stage: RowPolicy for a masked read, Quota for a quota refusal', async () => {
+    const masked = await userWith([]);
+    const me = await masked.get('/api/identity/me');
+    expectStatus(await admin.post(`/api/projects/${projectId}/capability-grants`, { subjectId: me.body.data.subjectId, grant: 'entity:Order:read', fields: ['email', 'total'] }), 201);
+    const m = await masked.get('/api/orders?pageSize=1');
+    expectStatus(m, 200);
+    assert.equal('note' in m.body.data[0], false);
+    const md = (await masked.get(`/api/Explainability/access?correlationId=${correlationOf(m)}`)).body.data;
+    assert.deepEqual([md.decision, md.stage, md.fieldMasks], ['Mask', 'RowPolicy', ['note']]);
+
+    const other = await bootstrapProject(server.url, server.adminToken);
+    await defineEntity(other.client, { entityName: 'Tag', fields: [{ name: 'label', type: 'String', nullable: true }] });
+    expectStatus(await other.client.post(`/api/Usage/${other.projectId}/quotas`, { kind: 'read.monthly', limit: 1, mode: 'hard' }), 201);
+    expectStatus(await other.client.get('/api/tags'), 200);
+    const refused = expectError(await other.client.get('/api/tags'), 429, 'QUOTA_EXCEEDED', 'Quota.ReadMonthly.Exhausted');
+    const qd = (await other.client.get(refused.explainUrl as string)).body.data;
+    assert.deepEqual([qd.decision, qd.stage, qd.stageNumber], ['Deny', 'Quota', 5]);
   });
 
   it('gives every error an explainUrl, a validation failure included', async () => {
@@ -111,7 +129,7 @@ forEachBackend('explainability', (backend: Backend) => {
     const missing = expectError(await admin.with({ token: null }).get('/api/orders'), 401, 'UNAUTHORIZED', 'Auth.MissingBearer');
     const d = await admin.get(missing.explainUrl as string);
     expectStatus(d, 200);
-    assert.deepEqual([d.body.data.decision, d.body.data.stage, d.body.data.actor], ['Deny', 1, 'anonymous']);
+    assert.deepEqual([d.body.data.decision, d.body.data.stage, d.body.data.actor], ['Deny', 'Authenticate', 'anonymous']);
   });
 
   it('records refusals made before dispatch (no route, undecodable body) at stage 0 under the caller', async () => {
@@ -120,12 +138,12 @@ forEachBackend('explainability', (backend: Backend) => {
     assert.ok(junk.status === 400 || junk.status === 422, junk.text);
     const r = await reader.get(e.explainUrl as string);
     expectStatus(r, 200);
-    assert.deepEqual([r.body.data.stage, r.body.data.stageName, r.body.data.reasonCode, r.body.data.status], [0, 'Adapter', e.reasonCode, junk.status]);
+    assert.deepEqual([r.body.data.stage, r.body.data.stageNumber, r.body.data.reasonCode, r.body.data.status], ['Adapter', 0, e.reasonCode, junk.status]);
     assert.match(r.body.data.actor as string, /^user:/);
     const lost = expectError(await reader.get('/api/no/such/deep/route/here'), 404, 'NOT_FOUND', 'Route.Unknown');
     const l = await reader.get(lost.explainUrl as string);
     expectStatus(l, 200);
-    assert.deepEqual([l.body.data.stage, l.body.data.operationId, l.body.data.decision], [0, 'Route.Unknown', 'Allow']);
+    assert.deepEqual([l.body.data.stage, l.body.data.operationId, l.body.data.decision], ['Adapter', 'Route.Unknown', 'Allow']);
     // Another user cannot read it; an invalid bearer records the refusal as anonymous (admin only).
     expectError(await stranger.get(lost.explainUrl as string), 404, 'NOT_FOUND', 'Explainability.RecordNotFound');
     const forged = expectError(await reader.with({ token: 'not-a-token' }).get('/api/nothing/here/at/all/x'), 404, 'NOT_FOUND', 'Route.Unknown');

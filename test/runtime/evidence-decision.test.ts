@@ -6,6 +6,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { ServiceError } from '../../runtime/errors/service-error.js';
 import { decisionOf } from '../../runtime/pipeline/evidence.js';
+import { stageNameOf } from '../../runtime/pipeline/audit-row.js';
 
 describe('decisionOf', () => {
   it('is Allow for a plain success and Mask when fields were masked', () => {
@@ -28,5 +29,18 @@ describe('decisionOf', () => {
     assert.equal(decisionOf(new ServiceError('UNAVAILABLE', 'Storage.Unavailable', 'x'), []), 'Error');
     assert.equal(decisionOf(new ServiceError('VALIDATION_FAILED', 'Query.UnknownSortField', 'x'), []), 'Allow');
     assert.equal(decisionOf(new ServiceError('NOT_FOUND', 'Entity.NotFound', 'x'), ['salary']), 'Mask');
+  });
+});
+
+describe('stageNameOf', () => {
+  it('names the stage that refused, RowPolicy for a mask, Quota for a refusal after the row policy, Executed for an Allow', () => {
+    assert.deepEqual([0, 1, 2, 3, 4].map((n) => stageNameOf(n, 'Deny')), ['Adapter', 'Authenticate', 'ResolveScope', 'Governance', 'Grants']);
+    assert.equal(stageNameOf(4, 'Challenge'), 'Grants');
+    assert.equal(stageNameOf(5, 'Deny'), 'Quota');
+    assert.equal(stageNameOf(6, 'Mask'), 'RowPolicy');
+    assert.equal(stageNameOf(6, 'Allow'), 'Executed');
+    assert.equal(stageNameOf(6, 'Error'), 'Executed');
+    assert.equal(stageNameOf(0, 'Allow'), 'Adapter');
+    assert.equal(stageNameOf(9, 'Allow'), null);
   });
 });

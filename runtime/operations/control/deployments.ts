@@ -6,7 +6,7 @@ import { modelDiff } from '../../proposals/proposal-diff.js';
 import type { ProjectModel } from '../../publication/model.js';
 import { driveDeployment } from '../../deployments/deployment-driver.js';
 import { ACTIVE_STATES, deploymentRecord, insertDeployment, publicationOf, requireDeployment, writePin, type DeploymentRow, type NewDeployment, type PublicationRef } from '../../deployments/deployment-store.js';
-import { PRODUCTION, readEnvironment, servableProblem } from '../../deployments/serving.js';
+import { PRODUCTION, pinInEffect, servableProblem } from '../../deployments/serving.js';
 import { driverLease, type DriverLease } from '../../deployments/deployment-lease.js';
 import { recoverOrphanedDeployments, type RecoveryDeps, type RecoveryScope } from '../../deployments/deployment-recovery.js';
 import type { Services } from '../../services.js';
@@ -64,9 +64,9 @@ const environmentOf = (v: unknown): string => {
 /** What production serves now (for requests without `X-Service-Branch`) and main's head. */
 async function servingNow(db: SqlExecutor, projectId: string, environment: string): Promise<{ serving: Resolved; head: { version: number; model: ProjectModel } }> {
   const head = await readHead(db, projectId, 'main', false);
-  const env = await readEnvironment(db, projectId, environment);
+  const env = await pinInEffect(db, projectId, environment, head.version);
   const headTarget: Resolved = { branch: 'main', version: head.version, model: head.model };
-  if (env === null || Number(env.pinned_head) !== head.version) return { serving: headTarget, head };
+  if (env === null) return { serving: headTarget, head };
   const pinned = await publicationOf(db, projectId, Number(env.pinned_version));
   return { serving: pinned ?? headTarget, head };
 }

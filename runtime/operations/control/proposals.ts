@@ -4,6 +4,7 @@ import { ServiceError, accessDenied, conflict, validationFailed } from '../../er
 import { grantCovered, heldGrants } from '../../pipeline/grants.js';
 import { readHead } from '../../control/schema-change.js';
 import { changesBetween } from '../../control/schema-rollback.js';
+import { recordApproval } from '../../proposals/approvals.js';
 import { COLUMNS, analyse, proposalRecord, requireProposal, unmetGates, type ProposalRow } from '../../proposals/proposal-store.js';
 import { control } from '../envelopes.js';
 import { noGrants, type OperationContext, type OperationSpec } from '../types.js';
@@ -45,7 +46,10 @@ const list = proposalOp('ControlPlane.Proposal.List', async (ctx) => {
 
 async function fullRecord(ctx: OperationContext, p: ProposalRow): Promise<Record<string, unknown>> {
   const a = await analyse(ctx.services.db, ctx.scope!.project.id, p);
-  return { ...proposalRecord(p), diff: p.state === 'merged' ? [] : a.diff, validation: a.validation, approvals: a.approvals, baseVersion: a.baseVersion };
+  return {
+    ...proposalRecord(p), diff: p.state === 'merged' ? [] : a.diff, validation: a.validation, approvals: a.approvals,
+    baseVersion: a.baseVersion, headVersion: a.headVersion,
+  };
 }
 
 const read = proposalOp('ControlPlane.Proposal.Read', async (ctx) => {
@@ -62,13 +66,33 @@ async function refuseNonApprover(ctx: OperationContext, base: string): Promise<v
   }
 }
 
+/**
+ * The head version the approver says it reviewed (`headPublicationVersion` in the body, optional):
+ * when given and head has moved since, the approval is refused rather than recorded for a head
+ * the approver never saw.
+ */
+function reviewedVersion(body: unknown): number | null {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return null;
+  const v = (body as Record<string, unknown>).headPublicationVersion;
+  if (v === undefined || v === null) return null;
+  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0) {
+    throw validationFailed('Proposal.InvalidBody', "'headPublicationVersion' must be a non-negative integer", 'headPublicationVersion');
+  }
+  return v;
+}
+
+/** Records an approval of head's CURRENT publication: a later change to head voids it (runtime/proposals/approvals.ts). */
 const approve: OperationSpec = { ...proposalOp('ControlPlane.Proposal.Approve', async (ctx) => {
-  const p = await requireProposal(ctx.services.db, ctx.scope!.project.id, ctx.inv.params.id ?? '');
+  const db = ctx.services.db;
+  const projectId = ctx.scope!.project.id;
+  const p = await requireProposal(db, projectId, ctx.inv.params.id ?? '');
   await refuseNonApprover(ctx, p.base);
-  await ctx.services.db.query(
-    `INSERT INTO ${S}.proposal_approvals (proposal_id, actor, subject_id) VALUES ($1, $2, $3) ON CONFLICT (proposal_id, actor) DO NOTHING`,
-    [p.id, ctx.actor.label, ctx.actor.subjectId],
-  );
+  const reviewed = reviewedVersion(ctx.inv.body);
+  const head = await readHead(db, projectId, p.head, false);
+  if (reviewed !== null && reviewed !== head.version) {
+    throw conflict('Proposal.HeadMoved', `head '${p.head}' is at publication ${head.version}, not ${reviewed}: review it again`, 'headPublicationVersion');
+  }
+  await recordApproval(db, p.id, ctx.actor.label, ctx.actor.subjectId, head.version);
   return control(ctx, 'Proposal', 'approved', await fullRecord(ctx, p));
 }), authn: 'user' };
 
@@ -87,14 +111,14 @@ const merge = proposalOp('ControlPlane.Proposal.Merge', async (ctx) => {
   const unmet = unmetGates(a);
   if (unmet.length > 0) throw new ServiceError('CONFLICT', 'Proposal.GatesNotMet', `merge gates not met: ${unmet.join(', ')}`, { unmetGates: unmet });
   if (a.diff.length === 0) throw conflict('Proposal.NothingToMerge', "head's schema equals base's: nothing to merge");
-  const base = await readHead(db, projectId, p.base, false);
-  const head = await readHead(db, projectId, p.head, false);
-  const changes = changesBetween(base.model, head.model, base.schema);
+  // The head publication the approvals were counted on, never head re-read: a push to head
+  // during the merge cannot slip in (publications are immutable; base moving is refused below).
+  const changes = changesBetween(a.base.model, a.head.model, a.base.schema);
   const res = await ctx.services.control.schemaCommand(projectId, {
     kind: 'migrate',
     migration: {
       branch: p.base, kind: 'merge', changes, actor: ctx.actor.label, correlationId: ctx.inv.correlationId,
-      changeFields: { proposalId: p.id, head: p.head }, expectedFromVersion: a.baseVersion,
+      changeFields: { proposalId: p.id, head: p.head, headPublicationVersion: a.headVersion }, expectedFromVersion: a.baseVersion,
     },
   });
   if (res.kind !== 'migrated') throw new Error('unexpected schema command result');

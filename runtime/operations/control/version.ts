@@ -1,5 +1,6 @@
 import { PLATFORM_SCHEMA } from '../../../storage/index.js';
 import { notFound, validationFailed } from '../../errors/service-error.js';
+import { PRODUCTION, pinInEffect } from '../../deployments/serving.js';
 import { readProject } from '../../control/project-store.js';
 import type { ProjectRow } from '../../control/rows.js';
 import type { ProjectModel } from '../../publication/model.js';
@@ -19,12 +20,18 @@ export async function requireProjectParam(ctx: OperationContext): Promise<Projec
   return p;
 }
 
-/** Branch heads of a project; production serves `main`'s head until deployments say otherwise. */
+/**
+ * Branch heads of a project, and the version production serves: main's head, or the
+ * publication a deployment pins while that pin holds (during a ramp, the one the ramp moves
+ * away from: it still serves the requests outside the ramp's percentage).
+ */
 async function versionVector(ctx: OperationContext, projectId: string): Promise<{ branches: Record<string, number>; production: number }> {
   const res = await ctx.services.db.query<{ name: string; head_version: string }>(`SELECT name, head_version FROM ${S}.branches WHERE project_id = $1 ORDER BY name`, [projectId]);
   const branches: Record<string, number> = {};
   for (const r of res.rows) branches[r.name] = Number(r.head_version);
-  return { branches, production: branches.main ?? 0 };
+  const main = branches.main ?? 0;
+  const pin = await pinInEffect(ctx.services.db, projectId, PRODUCTION, main);
+  return { branches, production: pin === null ? main : Number(pin.pinned_version) };
 }
 
 const POSITIVE_INT = /^[1-9][0-9]{0,17}$/;

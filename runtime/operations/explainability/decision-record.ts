@@ -1,4 +1,5 @@
 import { PLATFORM_SCHEMA, type SqlExecutor } from '../../../storage/index.js';
+import { stageNameOf, type StageName } from '../../pipeline/audit-row.js';
 import type { Actor } from '../types.js';
 
 /** What `GET /api/Explainability/access?correlationId=` answers: one request's recorded decision. */
@@ -12,9 +13,12 @@ export interface DecisionRecord {
   decision: string;
   reasonCode: string;
   status: number;
-  /** The stage that decided (0 the adapter, 1–5 refused there, 6 executed); null for rows recorded before stages were. */
-  stage: number | null;
-  stageName: string | null;
+  /** The name of the stage that decided (pipeline/audit-row.ts `stageNameOf`); null for rows recorded before stages were. */
+  stage: StageName | null;
+  /** The last stage the request reached: 0 the adapter, 1–5 refused there (5 also the quota), 6 executed. */
+  stageNumber: number | null;
+  /** Same as `stage`, the field's name before `stage` carried the name (kept for older clients). */
+  stageName: StageName | null;
   evaluatedFilter: unknown;
   fieldMasks: string[];
   missingGrants?: string[];
@@ -23,9 +27,6 @@ export interface DecisionRecord {
   /** Present when the request did not come in over REST (`graphql`). */
   protocol?: string;
 }
-
-/** By stage number: 0 is the protocol adapter's refusal before the pipeline (runtime/pipeline/refusal.ts). */
-const STAGE_NAMES = ['Adapter', 'Authenticate', 'ResolveScope', 'Governance', 'Grants', 'RowPolicy', 'Executed'] as const;
 
 interface Row {
   correlationId: string;
@@ -48,11 +49,12 @@ const COLUMNS = `correlation_id AS "correlationId", at, actor, tenant_id AS "ten
   evaluated_filter AS "evaluatedFilter", field_masks AS "fieldMasks", details`;
 
 function toRecord(r: Row): DecisionRecord {
-  const stage = r.stage === null ? null : Number(r.stage);
+  const stageNumber = r.stage === null ? null : Number(r.stage);
+  const stage = stageNumber === null ? null : stageNameOf(stageNumber, r.decision);
   const out: DecisionRecord = {
     correlationId: r.correlationId, at: r.at, actor: r.actor, tenantId: r.tenantId, projectId: r.projectId,
     operationId: r.operationId, decision: r.decision, reasonCode: r.reasonCode, status: Number(r.status),
-    stage, stageName: stage === null ? null : STAGE_NAMES[stage] ?? null,
+    stage, stageNumber, stageName: stage,
     evaluatedFilter: r.evaluatedFilter ?? null, fieldMasks: r.fieldMasks ?? [],
   };
   const d = r.details ?? {};

@@ -1,5 +1,6 @@
 import { PLATFORM_SCHEMA } from '../../../storage/index.js';
 import { readHead } from '../../control/schema-change.js';
+import { PRODUCTION, pinInEffect, type EnvironmentRow } from '../../deployments/serving.js';
 import { notFound, validationFailed } from '../../errors/service-error.js';
 import type { ProjectModel } from '../../publication/model.js';
 import { entityOperations } from '../../publication/operations.js';
@@ -51,6 +52,19 @@ async function head(ctx: OperationContext): Promise<Published> {
   return { version: h.version, model: h.model, descriptorHash: h.hash, createdAt: h.createdAt, correlationId };
 }
 
+/** Why `serving` answers this request: a deployment's pin (or its ramp), the branch head, or a head this node has not switched to yet. */
+function runtimeReason(branch: string, serving: number, headVersion: number, pin: EnvironmentRow | null): string {
+  if (pin !== null) {
+    const ramp = pin.ramp_version !== null && Number(pin.ramp_version) === serving
+      ? `the ramp of a deployment serves publication ${serving} to ${pin.ramp_percent}% of production's requests`
+      : `a deployment pins production to publication ${serving}`;
+    return `${ramp}; main's head is ${headVersion} (a schema change on main deploys at once and ends the pin)`;
+  }
+  return serving === headVersion
+    ? `publication ${serving} is the head of branch ${branch}; every request of the branch is pinned to the head when it resolves its scope`
+    : `this node still serves publication ${serving} while the head is ${headVersion}; it switches within its cache interval`;
+}
+
 export const EXPLAIN_PUBLICATION_SPECS = {
   /** `GET /api/Explainability/publication/latest`: the branch head (version 0, empty, before the first schema change). */
   latest: explainOp('Explainability.Publication.Latest', async (ctx) => {
@@ -79,6 +93,11 @@ export const EXPLAIN_PUBLICATION_SPECS = {
     const h = await head(ctx);
     const serving = s.publication;
     const byHeader = ctx.inv.branchHeader !== null;
+    // Only production traffic (no X-Service-Branch) is served by a deployment's pin; h is then main's head.
+    const pin = byHeader ? null : await pinInEffect(ctx.services.db, s.project.id, PRODUCTION, h.version);
+    const pinnedVersion = pin === null ? null : Number(pin.pinned_version);
+    const rampVersion = pin === null || pin.ramp_version === null ? null : Number(pin.ramp_version);
+    const pinned = pin !== null && (serving.version === pinnedVersion || serving.version === rampVersion);
     return single(ctx, {
       tenantId: s.tenant.id,
       projectId: s.project.id,
@@ -88,11 +107,11 @@ export const EXPLAIN_PUBLICATION_SPECS = {
       publicationVersion: serving.version,
       descriptorHash: serving.record.descriptorHash,
       headVersion: h.version,
-      pinned: false,
-      servedBy: { nodeId: ctx.services.nodeId, mode: ctx.services.node.mode, storage: ctx.services.db.backend },
-      reason: serving.version === h.version
-        ? `publication ${serving.version} is the head of branch ${s.branch}; every request of the branch is pinned to the head when it resolves its scope`
-        : `this node still serves publication ${serving.version} while the head is ${h.version}; it switches within its cache interval`,
+      pinned,
+      pinnedVersion,
+      // Which node answered is operator knowledge: /api/health shows it to the admin only, so does this.
+      ...(ctx.actor.kind === 'admin' ? { servedBy: { nodeId: ctx.services.nodeId, mode: ctx.services.node.mode, storage: ctx.services.db.backend } } : {}),
+      reason: runtimeReason(s.branch, serving.version, h.version, pinned ? pin : null),
     });
   }),
 
