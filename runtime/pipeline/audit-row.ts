@@ -59,12 +59,12 @@ export type StageName = (typeof STAGE_NAMES)[number] | 'Quota';
  * - A refusal names the stage that refused. Quota admission runs right after the row policy,
  *   under stage number 5; the row policy itself only filters and masks and never refuses, so a
  *   Deny at 5 is the quota's (`Quota`).
- * - Mask names `RowPolicy`: the field mask is a part of the grant that stage applies.
- * - Allow names the last stage that ran: `Executed` (every check passed and the operation ran;
- *   so does a 404/409/422 of the operation itself, and an Error while it ran).
+ * - Allow and Mask name `RowPolicy`: the last access stage, the one that let the request
+ *   through (and applied the field mask). The operation's own 404/409/422 is still an access
+ *   Allow and names it too; only an `Error` while the operation ran names `Executed`.
  */
 export function stageNameOf(stage: number, decision: string): StageName | null {
   if (stage === 5 && decision === 'Deny') return 'Quota';
-  if (stage === 6 && decision === 'Mask') return 'RowPolicy';
+  if (stage === 6 && decision !== 'Error') return 'RowPolicy';
   return STAGE_NAMES[stage] ?? null;
 }

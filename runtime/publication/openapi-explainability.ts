@@ -29,7 +29,7 @@ export function explainabilitySchemas(): Json {
       reasonCode: str(),
       stage: {
         type: ['string', 'null'], enum: [...STAGES, null],
-        description: 'The name of the pipeline stage that decided. A refusal names the stage that refused (`Adapter`: no route, body too large or undecodable; `Quota`: a quota refused after the row policy); a Mask names `RowPolicy`; an Allow names `Executed`, the last stage that ran (every check passed and the operation ran). Null for records written before stages were recorded.',
+        description: 'The name of the pipeline stage that decided. A refusal names the stage that refused (`Adapter`: no route, body too large or undecodable; `Quota`: a quota refused after the row policy); an Allow or a Mask names `RowPolicy`, the last access stage, which let the request through; `Executed` names an error while the operation ran. Null for records written before stages were recorded.',
       },
       stageNumber: { type: ['integer', 'null'], minimum: 0, maximum: 6, description: 'The last stage the request reached: 0 the adapter, 1–5 refused there (5 also a quota refusal), 6 executed.' },
       stageName: { type: ['string', 'null'], enum: [...STAGES, null], description: 'Same as `stage` (its name before `stage` carried the name).' },

@@ -90,14 +90,14 @@ forEachBackend('explainability', (backend: Backend) => {
     assert.match(v1.explainUrl as string, /^\/v1\/Explainability\/access\?correlationId=/);
   });
 
-  it('records an allowed request as Allow, naming Executed (the last stage that ran), readable within 10 s of its response', async () => {
+  it('records an allowed request as Allow, naming RowPolicy (the last access stage, which let it through), readable within 10 s of its response', async () => {
     const ok = await reader.get('/api/orders?pageSize=2');
     expectStatus(ok, 200);
     const id = correlationOf(ok);
     const r = await reader.get(`/api/Explainability/access?correlationId=${encodeURIComponent(id)}`);
     expectStatus(r, 200);
     const d = r.body.data as Json;
-    assert.deepEqual([d.decision, d.reasonCode, d.stage, d.stageNumber, d.status, d.operationId], ['Allow', 'Access.Allowed', 'Executed', 6, 200, 'Entity.Order.List']);
+    assert.deepEqual([d.decision, d.reasonCode, d.stage, d.stageNumber, d.status, d.operationId], ['Allow', 'Access.Allowed', 'RowPolicy', 6, 200, 'Entity.Order.List']);
     assert.deepEqual(d.fieldMasks, []);
   });
 

@@ -33,12 +33,12 @@ describe('decisionOf', () => {
 });
 
 describe('stageNameOf', () => {
-  it('names the stage that refused, RowPolicy for a mask, Quota for a refusal after the row policy, Executed for an Allow', () => {
+  it('names the stage that refused, RowPolicy for a mask, Quota for a refusal after the row policy, RowPolicy for an Allow, Executed for an error while the operation ran', () => {
     assert.deepEqual([0, 1, 2, 3, 4].map((n) => stageNameOf(n, 'Deny')), ['Adapter', 'Authenticate', 'ResolveScope', 'Governance', 'Grants']);
     assert.equal(stageNameOf(4, 'Challenge'), 'Grants');
     assert.equal(stageNameOf(5, 'Deny'), 'Quota');
     assert.equal(stageNameOf(6, 'Mask'), 'RowPolicy');
-    assert.equal(stageNameOf(6, 'Allow'), 'Executed');
+    assert.equal(stageNameOf(6, 'Allow'), 'RowPolicy');
     assert.equal(stageNameOf(6, 'Error'), 'Executed');
     assert.equal(stageNameOf(0, 'Allow'), 'Adapter');
     assert.equal(stageNameOf(9, 'Allow'), null);
