@@ -8,45 +8,53 @@ const S = PLATFORM_SCHEMA;
 /**
  * One approval as a proposal shows it (CONTRACT "Proposals": `{ subjectId | actor, at }`, plus
  * what this platform adds): `headPublicationVersion` is the head the approver reviewed, and
- * `current` says whether the approval still counts: head is still at that version AND the
- * approver still may approve (the admin, or a holder of `branch:<base>:approve` now).
+ * `basePublicationVersion` the base it was diffed against; `current` says whether the approval
+ * still counts: head and base are both still at those versions (a moved base changes the diff
+ * the approver saw) AND the approver still may approve (the admin, or a holder of `branch:<base>:approve` now).
  */
 export interface Approval {
   actor: string;
   subjectId?: string;
   at: string;
   headPublicationVersion: number | null;
+  basePublicationVersion: number | null;
   current: boolean;
 }
 
-interface ApprovalRow { actor: string; subject_id: string | null; at: string; head_version: string | null }
+interface ApprovalRow { actor: string; subject_id: string | null; at: string; head_version: string | null; base_version: string | null }
+
+/** The two publications an approval reviews: head's, and base's that head was diffed against. */
+export interface Reviewed { headVersion: number; baseVersion: number }
 
 /**
- * Records the caller's approval of head at `headVersion`. One row per actor: approving the
- * same head again changes nothing; approving after head moved replaces the void approval
- * with a fresh one for the new head (new `at`).
+ * Records the caller's approval of head at `headVersion` against base at `baseVersion`. One
+ * row per actor: approving the same pair again changes nothing; approving after either moved
+ * replaces the void approval with a fresh one for the new pair (new `at`).
  */
-export async function recordApproval(db: SqlExecutor, proposalId: string, actor: string, subjectId: string | null, headVersion: number): Promise<void> {
+export async function recordApproval(db: SqlExecutor, proposalId: string, actor: string, subjectId: string | null, v: Reviewed): Promise<void> {
   await db.query(
-    `INSERT INTO ${S}.proposal_approvals (proposal_id, actor, subject_id, head_version) VALUES ($1, $2, $3, $4)
-     ON CONFLICT (proposal_id, actor) DO UPDATE SET head_version = EXCLUDED.head_version, subject_id = EXCLUDED.subject_id, at = now()
-     WHERE ${S}.proposal_approvals.head_version IS DISTINCT FROM EXCLUDED.head_version`,
-    [proposalId, actor, subjectId, headVersion],
+    `INSERT INTO ${S}.proposal_approvals (proposal_id, actor, subject_id, head_version, base_version) VALUES ($1, $2, $3, $4, $5)
+     ON CONFLICT (proposal_id, actor) DO UPDATE SET head_version = EXCLUDED.head_version, base_version = EXCLUDED.base_version, subject_id = EXCLUDED.subject_id, at = now()
+     WHERE ${S}.proposal_approvals.head_version IS DISTINCT FROM EXCLUDED.head_version OR ${S}.proposal_approvals.base_version IS DISTINCT FROM EXCLUDED.base_version`,
+    [proposalId, actor, subjectId, v.headVersion, v.baseVersion],
   );
 }
 
-/** The approvals of a proposal, oldest first, each marked current or not against head at `headVersion`. */
-export async function readApprovals(db: SqlExecutor, projectId: string, proposalId: string, base: string, headVersion: number): Promise<Approval[]> {
+/** The approvals of a proposal, oldest first, each marked current or not against the branches' versions now (`now`). */
+export async function readApprovals(db: SqlExecutor, projectId: string, proposalId: string, base: string, now: Reviewed): Promise<Approval[]> {
   const res = await db.query<ApprovalRow>(
-    `SELECT actor, subject_id, at, head_version FROM ${S}.proposal_approvals WHERE proposal_id = $1 ORDER BY at, actor`, [proposalId],
+    `SELECT actor, subject_id, at, head_version, base_version FROM ${S}.proposal_approvals WHERE proposal_id = $1 ORDER BY at, actor`, [proposalId],
   );
-  const onHead = res.rows.filter((r) => r.head_version !== null && Number(r.head_version) === headVersion);
+  const reviewedNow = (r: ApprovalRow): boolean => r.head_version !== null && Number(r.head_version) === now.headVersion
+    && r.base_version !== null && Number(r.base_version) === now.baseVersion;
+  const onHead = res.rows.filter(reviewedNow);
   const approvers = onHead.length === 0 ? new Set<string>() : await stillApprovers(db, projectId, base, onHead);
   return res.rows.map((r) => ({
     actor: r.actor,
     ...(r.subject_id === null ? {} : { subjectId: r.subject_id }),
     at: new Date(r.at).toISOString(),
     headPublicationVersion: r.head_version === null ? null : Number(r.head_version),
+    basePublicationVersion: r.base_version === null ? null : Number(r.base_version),
     current: approvers.has(r.actor),
   }));
 }

@@ -68,7 +68,7 @@ export async function analyse(db: SqlExecutor, projectId: string, p: ProposalRow
     diff,
     validation,
     requiredApprovals: Number(prot.rows[0]?.required_approvals ?? 0),
-    approvals: await readApprovals(db, projectId, p.id, p.base, head.version),
+    approvals: await readApprovals(db, projectId, p.id, p.base, { headVersion: head.version, baseVersion: base.version }),
   };
 }
 

@@ -55,11 +55,12 @@ function proposalSchemas(): Json {
       },
     },
     ControlProposalApproval: {
-      type: 'object', required: ['actor', 'at', 'headPublicationVersion', 'current'],
+      type: 'object', required: ['actor', 'at', 'headPublicationVersion', 'basePublicationVersion', 'current'],
       properties: {
         actor: str('`platform-admin`, `user:<subjectId>`, …'), subjectId: str(), at: at(),
         headPublicationVersion: { type: ['integer', 'null'], minimum: 0, description: 'The head publication approved; null for approvals recorded before approvals named one (they count as void).' },
-        current: { type: 'boolean', description: 'Whether it counts toward `requiredApprovals`: head is still at `headPublicationVersion` and the approver still may approve (the admin, or a holder of `branch:<base>:approve`).' },
+        basePublicationVersion: { type: ['integer', 'null'], minimum: 0, description: 'The base publication head was diffed against when approved; null for approvals recorded before approvals named one (they count as void).' },
+        current: { type: 'boolean', description: 'Whether it counts toward `requiredApprovals`: head is still at `headPublicationVersion`, base still at `basePublicationVersion` (a moved base changes the diff), and the approver still may approve (the admin, or a holder of `branch:<base>:approve`).' },
       },
     },
     ControlProposalSingle: controlSingle('Proposal', 'created', 'ControlProposal'),

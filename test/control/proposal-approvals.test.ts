@@ -64,7 +64,7 @@ forEachBackend('proposal approvals', (backend: Backend) => {
     const read = controlData(await admin.get(`/api/proposals/${s.proposalId}`), 200);
     assert.equal(read.state, 'open');
     assert.deepEqual(read.approvals.map((a: any) => [a.actor === 'platform-admin', a.headPublicationVersion, a.current]), [[false, head0, false], [true, head1, true]]);
-    for (const a of read.approvals) assert.deepEqual(Object.keys(a).filter((k) => !['actor', 'subjectId', 'at', 'headPublicationVersion', 'current'].includes(k)), []);
+    for (const a of read.approvals) assert.deepEqual(Object.keys(a).filter((k) => !['actor', 'subjectId', 'at', 'headPublicationVersion', 'basePublicationVersion', 'current'].includes(k)), []);
     expectStatus(await admin.get('/api/notes'), 404);
     assert.equal(await headOf(admin, 'main'), read.baseVersion);
   });
@@ -101,6 +101,25 @@ forEachBackend('proposal approvals', (backend: Backend) => {
     assert.equal(journal[0].change.headPublicationVersion, head1);
     expectStatus(await admin.get('/api/notes'), 200);
     expectStatus(await admin.get('/api/tags'), 200);
+  });
+
+  it('a change to base voids the approvals too (the diff they reviewed changed); approving again renews them', async () => {
+    const s = await setup();
+    const { admin, user } = s;
+    const base0 = await headOf(admin, 'main');
+    controlData(await user.post(`/api/proposals/${s.proposalId}/approve`, {}), 200);
+    const both = controlData(await admin.post(`/api/proposals/${s.proposalId}/approve`, {}), 200);
+    assert.deepEqual(both.approvals.map((a: any) => [a.basePublicationVersion, a.current]), [[base0, true], [base0, true]]);
+    // main moves on its own (protection lifted for a direct change): the diff the approvers saw is gone.
+    const mainId = controlData(await admin.get('/api/branches/main'), 200).id;
+    controlData(await admin.put(`/api/Branch/branches/${mainId}/protection`, { requireProposal: false, requiredApprovals: 2 }), 200);
+    expectStatus(await admin.post('/api/Schema/entities', UNREVIEWED), 201);
+    const base1 = await headOf(admin, 'main');
+    const stale = controlData(await admin.get(`/api/proposals/${s.proposalId}`), 200);
+    assert.deepEqual(stale.approvals.map((a: any) => [a.basePublicationVersion, a.current]), [[base0, false], [base0, false]]);
+    assert.deepEqual(expectError(await admin.post(`/api/proposals/${s.proposalId}/merge`, {}), 409, 'CONFLICT', 'Proposal.GatesNotMet').unmetGates, ['approvals']);
+    const renewed = controlData(await user.post(`/api/proposals/${s.proposalId}/approve`, {}), 200);
+    assert.deepEqual(renewed.approvals.filter((a: any) => a.current).map((a: any) => [a.actor.startsWith('user:'), a.basePublicationVersion]), [[true, base1]]);
   });
 
   it('a revoked approver stops counting although head did not move', async () => {

@@ -81,7 +81,7 @@ function reviewedVersion(body: unknown): number | null {
   return v;
 }
 
-/** Records an approval of head's CURRENT publication: a later change to head voids it (runtime/proposals/approvals.ts). */
+/** Records an approval of head's CURRENT publication against base's: a later change to either voids it (runtime/proposals/approvals.ts). */
 const approve: OperationSpec = { ...proposalOp('ControlPlane.Proposal.Approve', async (ctx) => {
   const db = ctx.services.db;
   const projectId = ctx.scope!.project.id;
@@ -89,10 +89,11 @@ const approve: OperationSpec = { ...proposalOp('ControlPlane.Proposal.Approve', 
   await refuseNonApprover(ctx, p.base);
   const reviewed = reviewedVersion(ctx.inv.body);
   const head = await readHead(db, projectId, p.head, false);
+  const base = await readHead(db, projectId, p.base, false);
   if (reviewed !== null && reviewed !== head.version) {
     throw conflict('Proposal.HeadMoved', `head '${p.head}' is at publication ${head.version}, not ${reviewed}: review it again`, 'headPublicationVersion');
   }
-  await recordApproval(db, p.id, ctx.actor.label, ctx.actor.subjectId, head.version);
+  await recordApproval(db, p.id, ctx.actor.label, ctx.actor.subjectId, { headVersion: head.version, baseVersion: base.version });
   return control(ctx, 'Proposal', 'approved', await fullRecord(ctx, p));
 }), authn: 'user' };
 
