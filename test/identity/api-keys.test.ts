@@ -13,9 +13,10 @@ import WebSocket from 'ws';
 import { bootstrapProject, Client, defineEntity } from '../support/client.js';
 import { createKey } from '../support/api-keys.js';
 import { expectError, expectStatus } from '../support/expect.js';
-import { NatsCluster, natsServerAvailable } from '../support/nats-cluster.js';
+import { NatsCluster } from '../support/nats-cluster.js';
 import { reapPlinthProcesses, startPlinthProcess, type PlinthProcess } from '../support/plinth-process.js';
-import { createTestDatabase, forEachBackend, startServer, TEST_DATABASE_URL, type TestServer } from '../support/server.js';
+import { createTestDatabase, forEachBackend, startServer, type TestServer } from '../support/server.js';
+import { servicesSkip } from '../support/services.js';
 
 /** `plk_<32 hex key id>_`: what precedes the random part (base64url, which may itself contain `_`). */
 const KEY_HEAD = 'plk_'.length + 32 + 1;
@@ -213,9 +214,8 @@ forEachBackend('API keys', (backend) => {
   });
 });
 
-const clusterReady = natsServerAvailable() && TEST_DATABASE_URL !== null;
 
-describe('API keys in cluster mode', { skip: !clusterReady && process.env.CI !== 'true' ? 'needs nats-server and TEST_DATABASE_URL' : false }, () => {
+describe('API keys in cluster mode', { skip: servicesSkip('postgres', 'nats') }, () => {
   let nats: NatsCluster;
   let db: { url: string; drop(): Promise<void> };
   let a: PlinthProcess;

@@ -5,9 +5,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { createTestDatabase, startServer, type TestServer } from './server.js';
+import { findNatsServer } from './services.js';
 
-/** Where Debian's package puts it; NATS_SERVER_BIN overrides. */
-export const NATS_SERVER_BIN = process.env.NATS_SERVER_BIN ?? '/usr/sbin/nats-server';
+/** NATS_SERVER_BIN, else on PATH, else Debian's /usr/sbin/nats-server (test/support/services.ts). */
+export const NATS_SERVER_BIN = findNatsServer() ?? '/usr/sbin/nats-server';
 export const natsServerAvailable = (): boolean => existsSync(NATS_SERVER_BIN);
 
 /** A child killed by a signal has exitCode null and signalCode set: it is not running either. */

@@ -12,6 +12,7 @@
  */
 import { existsSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
+import { describe, it } from 'node:test';
 import pg from 'pg';
 
 export type Service = 'postgres' | 'nats';
@@ -24,7 +25,8 @@ const DEBIAN_NATS_SERVER = '/usr/sbin/nats-server';
 
 /** The nats-server binary to start, or null when there is none. */
 export function findNatsServer(env: NodeJS.ProcessEnv = process.env): string | null {
-  if (env.NATS_SERVER_BIN !== undefined && env.NATS_SERVER_BIN !== '') return env.NATS_SERVER_BIN;
+  // An explicit setting wins, and names nothing when the file is not there.
+  if (env.NATS_SERVER_BIN !== undefined && env.NATS_SERVER_BIN !== '') return existsSync(env.NATS_SERVER_BIN) ? env.NATS_SERVER_BIN : null;
   for (const dir of (env.PATH ?? '').split(delimiter)) {
     if (dir !== '' && existsSync(join(dir, 'nats-server'))) return join(dir, 'nats-server');
   }
@@ -55,9 +57,9 @@ export function serviceAvailable(service: Service): boolean {
 
 /** Why a missing service is missing, for skip reasons and the runner's summary. */
 export function whyMissing(service: Service): string {
-  return service === 'postgres'
-    ? 'PostgreSQL (TEST_DATABASE_URL unset)'
-    : `nats-server (NATS_SERVER_BIN unset, none on PATH or at ${DEBIAN_NATS_SERVER})`;
+  if (service === 'postgres') return 'PostgreSQL (TEST_DATABASE_URL unset)';
+  const bin = process.env.NATS_SERVER_BIN ?? '';
+  return bin !== '' ? `nats-server (NATS_SERVER_BIN=${bin} does not exist)` : `nats-server (NATS_SERVER_BIN unset, none on PATH or at ${DEBIAN_NATS_SERVER})`;
 }
 
 /**
@@ -68,4 +70,14 @@ export function servicesSkip(...services: Service[]): string | false {
   if (servicesRequired()) return false;
   const missing = services.filter((s) => !serviceAvailable(s));
   return missing.length === 0 ? false : `needs ${missing.map(whyMissing).join(' and ')}`;
+}
+
+/**
+ * Registers suites that need `services` (`register`) when they can run,
+ * else one skipped suite `name` that says why: never silently absent.
+ */
+export function withServices(name: string, services: Service[], register: () => void): void {
+  const skip = servicesSkip(...services);
+  if (skip === false) register();
+  else describe(name, { skip }, () => it('needs what the suite says', () => {}));
 }
