@@ -1,6 +1,6 @@
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import { pack, unpack } from 'msgpackr';
-import type { CacheTrust } from '../runtime/services.js';
+import type { CacheTrust } from '../runtime/cache/cache-trust.js';
 
 /** How often a node sends itself an echo through the NATS server. */
 export const ECHO_INTERVAL_MS = 250;

@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { RevocationSignals } from './revocation-signals.js';
 import { PLATFORM_SCHEMA, type SqlExecutor } from '../../storage/index.js';
 import type { Actor } from '../identity/actor.js';
-import { ALWAYS_TRUSTED, type CacheTrust } from '../services.js';
+import { ALWAYS_TRUSTED, type CacheTrust } from '../cache/cache-trust.js';
 import { grantPolicySet, type PolicyGrant } from '../policy/grant-policy.js';
 import { sameHash } from './tokens.js';
 

@@ -1,6 +1,7 @@
 import type { SqlExecutor } from '../../storage/index.js';
 import { grantPolicySet, type PolicyGrant } from '../policy/grant-policy.js';
-import { ALWAYS_TRUSTED, type CacheTrust, type GrantSource, type HeldGrants } from '../services.js';
+import { ALWAYS_TRUSTED, type CacheTrust } from '../cache/cache-trust.js';
+import type { GrantSource, HeldGrants } from '../services.js';
 import { projectConnections } from '../realtime/session-connections.js';
 
 interface GrantRow {
