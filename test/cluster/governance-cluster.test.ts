@@ -7,21 +7,12 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { Client, defineEntity, type Reply } from '../support/client.js';
+import { Client, defineEntity } from '../support/client.js';
 import { expectError, expectStatus } from '../support/expect.js';
 import { NatsCluster, startNodesOnNats, type NodesOnNats } from '../support/nats-cluster.js';
 import { createTestDatabase, startServer, type TestServer } from '../support/server.js';
 import { servicesSkip } from '../support/services.js';
-
-/** Retries `attempt` until `ok` holds (grants travel with a bound of 3 s, CONTRACT: Identity). */
-async function eventually(attempt: () => Promise<Reply>, ok: (r: Reply) => boolean, ms = 6_000): Promise<Reply> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const r = await attempt();
-    if (ok(r) || Date.now() > deadline) return r;
-    await new Promise((res) => setTimeout(res, 100));
-  }
-}
+import { eventually } from '../support/eventually.js';
 
 describe('governance envelopes in cluster mode', { skip: servicesSkip('postgres', 'nats') }, () => {
   let cluster: NodesOnNats | undefined;

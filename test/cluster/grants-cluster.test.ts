@@ -12,22 +12,13 @@ import { after, before, describe, it } from 'node:test';
 import { CONTACT_STALE_MS } from '../../cluster/bus-contact.js';
 import { CONFIRM_MS } from '../../node/cluster-invalidation.js';
 import { createKey } from '../support/api-keys.js';
-import { bootstrapProject, Client, defineEntity, type Reply } from '../support/client.js';
+import { bootstrapProject, Client, defineEntity } from '../support/client.js';
 import { expectError, expectStatus } from '../support/expect.js';
 import { startNodesOnNats, type NodesOnNats } from '../support/nats-cluster.js';
 import { NatsProxy } from '../support/nats-proxy.js';
+import { eventually } from '../support/eventually.js';
 import { servicesSkip } from '../support/services.js';
 import { projectUserToken } from '../control/support.js';
-
-/** Retries `attempt` until `ok` holds (bounded): warms node B's caches before the fault. */
-async function until(attempt: () => Promise<Reply>, ok: (r: Reply) => boolean, ms = 6_000): Promise<Reply> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const r = await attempt();
-    if (ok(r) || Date.now() > deadline) return r;
-    await new Promise((res) => setTimeout(res, 100));
-  }
-}
 
 describe('grant changes in cluster mode', { skip: servicesSkip('postgres', 'nats') }, () => {
   let cluster: NodesOnNats | undefined;
@@ -71,7 +62,7 @@ describe('grant changes in cluster mode', { skip: servicesSkip('postgres', 'nats
     expectStatus(grant, 201);
     const userB = onB.with({ token: userToken });
     const docPath = `/api/docs/${doc.body.data.id}`;
-    expectStatus(await until(() => userB.get(docPath), (r) => r.status === 200), 200);
+    expectStatus(await eventually(() => userB.get(docPath), (r) => r.status === 200), 200);
     return { onA, projectId, grantId: grant.body.data.grantId, userB, docPath };
   }
 
@@ -87,7 +78,7 @@ describe('grant changes in cluster mode', { skip: servicesSkip('postgres', 'nats
     const { onA, onB, projectId } = await projectWithDoc();
     const key = await createKey(onA, projectId, { name: 'ci', grants: ['entity:Doc:read'] });
     const keyB = onB.with({ token: key.secret });
-    expectStatus(await until(() => keyB.get('/api/docs'), (r) => r.status === 200), 200);
+    expectStatus(await eventually(() => keyB.get('/api/docs'), (r) => r.status === 200), 200);
     proxy!.dropNext('plinth.bus.apikey-revoked');
     const del = await onA.delete(`/api/projects/${projectId}/api-keys/${key.id}`);
     assert.ok(del.status === 204 || del.status === 200, `delete answered ${del.status}`);
