@@ -47,12 +47,18 @@ export class ClusterBus {
    * confirm in time; never rejects (the caller decides what a silent peer
    * means, docs/adr/0009).
    */
-  async publishConfirmed(topic: string, payload: Record<string, unknown>, peers: readonly string[], timeoutMs: number): Promise<string[]> {
-    const waiting = new Set(peers.filter((p) => p !== this.nodeId));
-    if (waiting.size === 0) return [];
+  async publishConfirmed(topic: string, payload: Record<string, unknown>, peers: readonly string[] | Promise<readonly string[]>, timeoutMs: number): Promise<string[]> {
+    // The notice goes out while the member list is still being read: the change waits for the slower of the two, not both.
+    const confirmed = new Set<string>();
+    let waiting = null as Set<string> | null;
+    let wake: () => void = () => {};
+    const done = new Promise<void>((resolve) => { wake = resolve; });
+    const settle = (): void => { if (waiting !== null && waiting.size === 0) wake(); };
+    void Promise.resolve(peers).then(
+      (list) => { waiting = new Set(list.filter((p) => p !== this.nodeId && !confirmed.has(p))); settle(); },
+      () => { waiting = new Set(); settle(); },
+    );
     const inbox = createInbox();
-    let allConfirmed: () => void = () => {};
-    const done = new Promise<void>((resolve) => { allConfirmed = resolve; });
     let sub: Subscription | null = null;
     const until = Date.now() + timeoutMs;
     try {
@@ -60,15 +66,17 @@ export class ClusterBus {
         callback: (err, msg) => {
           if (err !== null) return;
           try {
-            waiting.delete(String(unpack(msg.data)));
+            const from = String(unpack(msg.data));
+            confirmed.add(from);
+            waiting?.delete(from);
           } catch {
             // An empty or foreign reply confirms nobody.
           }
-          if (waiting.size === 0) allConfirmed();
+          settle();
         },
       });
       const data = pack({ from: this.nodeId, id: randomUUID(), payload });
-      while (waiting.size > 0) {
+      while (waiting === null || waiting.size > 0) {
         const left = until - Date.now();
         if (left <= 0) break;
         this.nc.publish(`${PREFIX}.${topic}`, data, { reply: inbox });
@@ -81,7 +89,7 @@ export class ClusterBus {
     } finally {
       sub?.unsubscribe();
     }
-    return [...waiting];
+    return [...(waiting ?? [])];
   }
 
   subscribe(topic: string, handler: Handler): void {

@@ -49,7 +49,7 @@ export function broadcastInvalidations(bus: ClusterBus, caches: { publications: 
       // A tenant or project state change (suspend, resume, archive) waits for the peers, like an envelope change.
       invalidate: async () => {
         await scopes.invalidate();
-        await bus.publishConfirmed('scope', {}, await peers().catch(() => []), CONFIRM_MS);
+        await bus.publishConfirmed('scope', {}, peers().catch(() => []), CONFIRM_MS);
       },
     },
     grants: {
@@ -59,7 +59,7 @@ export function broadcastInvalidations(bus: ClusterBus, caches: { publications: 
       // dropped the project's grants; a peer that does not confirm in time has stopped trusting its cache (docs/adr/0009).
       invalidate: async (projectId, revoked) => {
         await grants.invalidate(projectId, revoked);
-        await confirmOrFence(bus, 'grants', { projectId, revoked: revoked === true }, await peers().catch(() => []), log);
+        await confirmOrFence(bus, 'grants', { projectId, revoked: revoked === true }, peers().catch(() => []), log);
       },
     },
   };
@@ -73,7 +73,7 @@ export function broadcastInvalidations(bus: ClusterBus, caches: { publications: 
  */
 export function broadcastApiKeyRevocations(bus: ClusterBus, apiKeys: ApiKeyVerifier, peers: () => Promise<string[]>, log: Logger | null = null): void {
   bus.subscribe('apikey-revoked', (p) => void apiKeys.revoke(String(p.keyId), false));
-  apiKeys.announceWith(async (keyId) => confirmOrFence(bus, 'apikey-revoked', { keyId }, await peers().catch(() => []), log));
+  apiKeys.announceWith((keyId) => confirmOrFence(bus, 'apikey-revoked', { keyId }, peers().catch(() => []), log));
 }
 
 /**
@@ -83,7 +83,7 @@ export function broadcastApiKeyRevocations(bus: ClusterBus, apiKeys: ApiKeyVerif
  * the database until contact returns, and drops what it cached before: the
  * change is in force there too, and the change answers (logged for operators).
  */
-async function confirmOrFence(bus: ClusterBus, topic: string, payload: Record<string, unknown>, peers: string[], log: Logger | null): Promise<void> {
+async function confirmOrFence(bus: ClusterBus, topic: string, payload: Record<string, unknown>, peers: Promise<string[]>, log: Logger | null): Promise<void> {
   const silent = await bus.publishConfirmed(topic, payload, peers, CONFIRM_MS);
   if (silent.length > 0) log?.warn('peers did not confirm a grant change in time; they serve grants from the database until their bus contact returns', { topic, silent });
 }
@@ -101,7 +101,7 @@ export function broadcastGovernance(bus: ClusterBus, governance: GovernanceSourc
     effective: (projectId) => governance.effective(projectId),
     invalidate: async () => {
       await governance.invalidate();
-      await bus.publishConfirmed('governance', {}, await peers().catch(() => []), CONFIRM_MS);
+      await bus.publishConfirmed('governance', {}, peers().catch(() => []), CONFIRM_MS);
     },
   };
 }
@@ -119,7 +119,7 @@ export function broadcastQuotas(bus: ClusterBus, quotas: QuotaEnforcer, peers: (
     concurrency: (projectId, kind) => quotas.concurrency(projectId, kind),
     invalidate: async (projectId) => {
       await quotas.invalidate(projectId);
-      await bus.publishConfirmed('quotas', { projectId }, await peers().catch(() => []), CONFIRM_MS);
+      await bus.publishConfirmed('quotas', { projectId }, peers().catch(() => []), CONFIRM_MS);
     },
   };
 }
@@ -134,7 +134,7 @@ export function broadcastStability(bus: ClusterBus, stability: BindingStabilityS
     of: (projectId) => stability.of(projectId),
     invalidate: async (projectId) => {
       await stability.invalidate(projectId);
-      await bus.publishConfirmed('binding-stability', { projectId }, await peers().catch(() => []), CONFIRM_MS);
+      await bus.publishConfirmed('binding-stability', { projectId }, peers().catch(() => []), CONFIRM_MS);
     },
   };
 }
