@@ -1,10 +1,10 @@
 /**
  * Grant changes in cluster mode (docs/adr/0009): two nodes on one NATS and
  * one PostgreSQL, node B's NATS traffic through a fault proxy. A revoked
- * grant or deleted API key is refused by B from the moment A answers,
- * although B had it cached: when the notice to B is lost on the way (A
- * sends it again until B confirms), and when B is cut off from NATS
- * altogether (A answers after its confirmation deadline; B, without bus
+ * subject or role grant, or a deleted API key, is refused by B from the
+ * moment A answers, although B had it cached: when the notice to B is lost
+ * on the way (A sends it again until B confirms), and when B is cut off from
+ * NATS altogether (A answers after its confirmation deadline; B, without bus
  * contact, reads grants from the database).
  */
 import assert from 'node:assert/strict';
@@ -52,13 +52,14 @@ describe('grant changes in cluster mode', { skip: servicesSkip('postgres', 'nats
     return { onA, onB: new Client(urlB, { token, tenant, project }), projectId };
   }
 
-  async function readerOnB(): Promise<{ onA: Client; projectId: string; grantId: string; userB: Client; docPath: string }> {
+  /** `holder`: the grant is the user's own, or its role's (`authenticated`, held by every registered user). */
+  async function readerOnB(holder: 'subject' | 'role' = 'subject'): Promise<{ onA: Client; projectId: string; grantId: string; userB: Client; docPath: string }> {
     const { onA, onB, projectId } = await projectWithDoc();
     const doc = await onA.post('/api/docs', { title: 'secret' });
     expectStatus(doc, 201);
     const userToken = await projectUserToken(onA);
     const subjectId = JSON.parse(Buffer.from(userToken.split('.')[1]!, 'base64url').toString()).sub as string;
-    const grant = await onA.post(`/api/projects/${projectId}/capability-grants`, { subjectId, grant: 'entity:Doc:read' });
+    const grant = await onA.post(`/api/projects/${projectId}/capability-grants`, { ...(holder === 'subject' ? { subjectId } : { role: 'authenticated' }), grant: 'entity:Doc:read' });
     expectStatus(grant, 201);
     const userB = onB.with({ token: userToken });
     const docPath = `/api/docs/${doc.body.data.id}`;
@@ -66,13 +67,16 @@ describe('grant changes in cluster mode', { skip: servicesSkip('postgres', 'nats
     return { onA, projectId, grantId: grant.body.data.grantId, userB, docPath };
   }
 
-  it('a revoked grant is refused on node B right after A answers, though the notice to B was lost', async () => {
-    const { onA, projectId, grantId, userB, docPath } = await readerOnB();
-    proxy!.dropNext('plinth.bus.grants');
-    expectStatus(await onA.delete(`/api/projects/${projectId}/capability-grants/${grantId}`), 204);
-    assert.equal(proxy!.dropped.get('plinth.bus.grants'), 1, 'the proxy dropped the first notice to B');
-    expectError(await userB.get(docPath), 403, 'ACCESS_DENIED', 'ExposureBinding.RequiredGrantMissing');
-  });
+  for (const holder of ['subject', 'role'] as const) {
+    it(`a revoked ${holder} grant is refused on node B right after A answers, though the notice to B was lost`, async () => {
+      const { onA, projectId, grantId, userB, docPath } = await readerOnB(holder);
+      const before = proxy!.dropped.get('plinth.bus.grants') ?? 0;
+      proxy!.dropNext('plinth.bus.grants');
+      expectStatus(await onA.delete(`/api/projects/${projectId}/capability-grants/${grantId}`), 204);
+      assert.equal(proxy!.dropped.get('plinth.bus.grants'), before + 1, 'the proxy dropped the first notice to B');
+      expectError(await userB.get(docPath), 403, 'ACCESS_DENIED', 'ExposureBinding.RequiredGrantMissing');
+    });
+  }
 
   it('a deleted API key is refused on node B right after A answers, though the notice to B was lost', async () => {
     const { onA, onB, projectId } = await projectWithDoc();
