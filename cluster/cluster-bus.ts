@@ -1,20 +1,34 @@
-import type { NatsConnection, Subscription } from '@nats-io/transport-node';
+import { createInbox, type NatsConnection, type Subscription } from '@nats-io/transport-node';
+import { randomUUID } from 'node:crypto';
 import { pack, unpack } from 'msgpackr';
+import { BusContact } from './bus-contact.js';
 
 const PREFIX = 'plinth.bus';
+/** How long a confirmed notice waits for the missing confirmations before it is sent again. */
+const RESEND_MS = 200;
+/** Notice ids remembered to handle a resent notice once; past it the memory starts over (a repeat only invalidates again). */
+const MAX_SEEN = 10_000;
 
 type Handler = (payload: Record<string, unknown>) => void;
 
 /**
- * Fire-and-forget notices between nodes (cache invalidations, revocations).
- * Core NATS, not JetStream: a notice lost during a reconnect is covered by
- * the short TTLs of the caches it invalidates, so it needs no durability.
- * A node ignores its own notices (it already acted on them locally).
+ * Notices between nodes (cache invalidations, revocations). Core NATS, not
+ * JetStream: `publish` is fire-and-forget (a notice lost during a reconnect
+ * is covered by the short TTL of the cache it invalidates); `publishConfirmed`
+ * waits for every live peer's confirmation, and `contact` tells the caches
+ * whether this node may have missed one (docs/adr/0009). A node ignores its
+ * own notices (it already acted on them locally).
  */
 export class ClusterBus {
   private readonly subs: Subscription[] = [];
+  private readonly seen = new Set<string>();
+  /** This node's contact with the bus: the fence of the grant and API key caches. */
+  readonly contact: BusContact;
 
-  constructor(private readonly nc: NatsConnection, private readonly nodeId: string) {}
+  constructor(private readonly nc: NatsConnection, private readonly nodeId: string) {
+    this.contact = new BusContact(nc, nodeId);
+    this.contact.start();
+  }
 
   publish(topic: string, payload: Record<string, unknown>): void {
     try {
@@ -25,21 +39,57 @@ export class ClusterBus {
   }
 
   /**
-   * Publishes a notice and waits until `peers` other nodes handled it (each
-   * subscriber answers a notice that asks for a reply), or `timeoutMs`
-   * passed. Resolves to how many confirmed; never rejects, since a peer that
-   * does not answer still falls back to its cache TTL.
+   * Publishes a notice and waits until every node of `peers` (live members
+   * other than this one) confirmed it handled it, or `timeoutMs` passed.
+   * Core NATS delivers at most once, so the notice is sent again every
+   * RESEND_MS while some peer has not confirmed; receivers handle a notice
+   * id once and confirm every copy. Resolves to the peers that did not
+   * confirm in time; never rejects (the caller decides what a silent peer
+   * means, docs/adr/0009).
    */
-  async publishConfirmed(topic: string, payload: Record<string, unknown>, peers: number, timeoutMs: number): Promise<number> {
-    if (peers <= 0) return 0;
-    let confirmed = 0;
+  async publishConfirmed(topic: string, payload: Record<string, unknown>, peers: readonly string[] | Promise<readonly string[]>, timeoutMs: number): Promise<string[]> {
+    // The notice goes out while the member list is still being read: the change waits for the slower of the two, not both.
+    const confirmed = new Set<string>();
+    let waiting = null as Set<string> | null;
+    let wake: () => void = () => {};
+    const done = new Promise<void>((resolve) => { wake = resolve; });
+    const settle = (): void => { if (waiting !== null && waiting.size === 0) wake(); };
+    void Promise.resolve(peers).then(
+      (list) => { waiting = new Set(list.filter((p) => p !== this.nodeId && !confirmed.has(p))); settle(); },
+      () => { waiting = new Set(); settle(); },
+    );
+    const inbox = createInbox();
+    let sub: Subscription | null = null;
+    const until = Date.now() + timeoutMs;
     try {
-      const replies = await this.nc.requestMany(`${PREFIX}.${topic}`, pack({ from: this.nodeId, payload }), { strategy: 'count', maxMessages: peers, maxWait: timeoutMs });
-      for await (const _ of replies) confirmed++;
+      sub = this.nc.subscribe(inbox, {
+        callback: (err, msg) => {
+          if (err !== null) return;
+          try {
+            const from = String(unpack(msg.data));
+            confirmed.add(from);
+            waiting?.delete(from);
+          } catch {
+            // An empty or foreign reply confirms nobody.
+          }
+          settle();
+        },
+      });
+      const data = pack({ from: this.nodeId, id: randomUUID(), payload });
+      while (waiting === null || waiting.size > 0) {
+        const left = until - Date.now();
+        if (left <= 0) break;
+        this.nc.publish(`${PREFIX}.${topic}`, data, { reply: inbox });
+        let timer: NodeJS.Timeout | undefined;
+        await Promise.race([done, new Promise<void>((r) => { timer = setTimeout(r, Math.min(RESEND_MS, left)); })]);
+        clearTimeout(timer);
+      }
     } catch {
-      // No responders, timeout or a closed connection: the peers' TTLs bound the staleness.
+      // Closed or draining connection: whoever has not confirmed is reported.
+    } finally {
+      sub?.unsubscribe();
     }
-    return confirmed;
+    return [...(waiting ?? [])];
   }
 
   subscribe(topic: string, handler: Handler): void {
@@ -47,11 +97,11 @@ export class ClusterBus {
       callback: (err, msg) => {
         if (err !== null) return;
         try {
-          const { from, payload } = unpack(msg.data) as { from: string; payload: Record<string, unknown> };
+          const { from, id, payload } = unpack(msg.data) as { from: string; id?: string; payload: Record<string, unknown> };
           if (from === this.nodeId) return;
-          handler(payload);
-          // Confirms after acting, for publishConfirmed; plain notices ask for no reply.
-          if (msg.reply !== undefined && msg.reply !== '') msg.respond();
+          if (id === undefined || this.firstSight(id)) handler(payload);
+          // Confirms (with its node id) after acting, for publishConfirmed; plain notices ask for no reply.
+          if (msg.reply !== undefined && msg.reply !== '') msg.respond(pack(this.nodeId));
         } catch {
           // A malformed notice is dropped; it can only have come from a broken peer.
         }
@@ -60,7 +110,16 @@ export class ClusterBus {
     this.subs.push(sub);
   }
 
+  /** True the first time a resent notice's id is seen on this node. */
+  private firstSight(id: string): boolean {
+    if (this.seen.has(id)) return false;
+    if (this.seen.size >= MAX_SEEN) this.seen.clear();
+    this.seen.add(id);
+    return true;
+  }
+
   close(): void {
+    this.contact.close();
     for (const s of this.subs) s.unsubscribe();
     this.subs.length = 0;
   }

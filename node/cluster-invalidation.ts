@@ -1,19 +1,24 @@
 import type { ClusterBus } from '../cluster/cluster-bus.js';
 import type { ApiKeyVerifier } from '../runtime/identity/api-keys.js';
 import { revokedSessions } from '../runtime/identity/index.js';
+import type { Logger } from '../runtime/log.js';
 import type { CompiledPublication } from '../runtime/publication/compiled-publication.js';
 import type { BindingStabilitySource } from '../runtime/versioning/stability-cache.js';
 import type { GovernanceSource, GrantSource, PublicationSource, QuotaEnforcer, ScopeDirectory } from '../runtime/services.js';
 
-/** Longest a state or envelope change waits for peers to confirm they dropped their cached copies. */
-const CONFIRM_MS = 2_000;
+/**
+ * Longest a state, envelope or grant change waits for peers to confirm they dropped their cached copies.
+ * Longer than CONTACT_STALE_MS (cluster/bus-contact.ts), which the grant changes rely on (docs/adr/0009).
+ */
+export const CONFIRM_MS = 2_000;
 
 /**
  * Makes the per-node caches cluster-aware: whatever one node invalidates or
  * installs locally, it announces on the bus, and every other node drops the
- * same entries. A missed notice is bounded by each cache's TTL (2–5 s).
+ * same entries. Scope and grant changes wait for the peers' confirmations;
+ * a missed publication notice is bounded by that cache's TTL (2–5 s).
  */
-export function broadcastInvalidations(bus: ClusterBus, caches: { publications: PublicationSource; scopes: ScopeDirectory; grants: GrantSource }, peers: () => Promise<number> = async () => 0): {
+export function broadcastInvalidations(bus: ClusterBus, caches: { publications: PublicationSource; scopes: ScopeDirectory; grants: GrantSource }, peers: () => Promise<string[]> = async () => [], log: Logger | null = null): {
   publications: PublicationSource;
   scopes: ScopeDirectory;
   grants: GrantSource;
@@ -44,15 +49,17 @@ export function broadcastInvalidations(bus: ClusterBus, caches: { publications: 
       // A tenant or project state change (suspend, resume, archive) waits for the peers, like an envelope change.
       invalidate: async () => {
         await scopes.invalidate();
-        await bus.publishConfirmed('scope', {}, await peers().catch(() => 0), CONFIRM_MS);
+        await bus.publishConfirmed('scope', {}, peers().catch(() => []), CONFIRM_MS);
       },
     },
     grants: {
       held: (p, s, r) => grants.held(p, s, r),
       heldWithPolicy: (p, s, r) => grants.heldWithPolicy(p, s, r),
-      invalidate: (projectId, revoked) => {
-        grants.invalidate(projectId, revoked);
-        bus.publish('grants', { projectId, revoked: revoked === true });
+      // Every grant change (created, deleted, a project's realtime reauthorized) answers only once the live peers
+      // dropped the project's grants; a peer that does not confirm in time has stopped trusting its cache (docs/adr/0009).
+      invalidate: async (projectId, revoked) => {
+        await grants.invalidate(projectId, revoked);
+        await confirmOrFence(bus, 'grants', { projectId, revoked: revoked === true }, peers().catch(() => []), log);
       },
     },
   };
@@ -60,12 +67,25 @@ export function broadcastInvalidations(bus: ClusterBus, caches: { publications: 
 
 /**
  * A deleted API key is refused at once on every node: the deleting node
- * announces the id, the others drop it from their caches and tombstone it.
- * A missed notice is bounded by the key cache's TTL (API_KEY_CACHE_TTL_MS).
+ * announces the id and answers once every live peer confirmed it dropped the
+ * key and tombstoned it (a peer that does not confirm in time has stopped
+ * trusting its key cache, docs/adr/0009).
  */
-export function broadcastApiKeyRevocations(bus: ClusterBus, apiKeys: ApiKeyVerifier): void {
-  bus.subscribe('apikey-revoked', (p) => apiKeys.revoke(String(p.keyId), false));
-  apiKeys.onRevoked((keyId) => bus.publish('apikey-revoked', { keyId }));
+export function broadcastApiKeyRevocations(bus: ClusterBus, apiKeys: ApiKeyVerifier, peers: () => Promise<string[]>, log: Logger | null = null): void {
+  bus.subscribe('apikey-revoked', (p) => void apiKeys.revoke(String(p.keyId), false));
+  apiKeys.announceWith((keyId) => confirmOrFence(bus, 'apikey-revoked', { keyId }, peers().catch(() => []), log));
+}
+
+/**
+ * Sends a grant-shaped change (a grant or an API key revoked) to every live
+ * peer and waits for their confirmations. A peer still silent at the deadline
+ * has had no echo for longer than CONTACT_STALE_MS, so it reads grants from
+ * the database until contact returns, and drops what it cached before: the
+ * change is in force there too, and the change answers (logged for operators).
+ */
+async function confirmOrFence(bus: ClusterBus, topic: string, payload: Record<string, unknown>, peers: Promise<string[]>, log: Logger | null): Promise<void> {
+  const silent = await bus.publishConfirmed(topic, payload, peers, CONFIRM_MS);
+  if (silent.length > 0) log?.warn('peers did not confirm a grant change in time; they serve grants from the database until their bus contact returns', { topic, silent });
 }
 
 
@@ -75,13 +95,13 @@ export function broadcastApiKeyRevocations(bus: ClusterBus, apiKeys: ApiKeyVerif
  * other live member confirmed it dropped its own (bounded; a node that does
  * not answer in time falls back to the cache's TTL).
  */
-export function broadcastGovernance(bus: ClusterBus, governance: GovernanceSource, peers: () => Promise<number>): GovernanceSource {
+export function broadcastGovernance(bus: ClusterBus, governance: GovernanceSource, peers: () => Promise<string[]>): GovernanceSource {
   bus.subscribe('governance', () => governance.invalidate());
   return {
     effective: (projectId) => governance.effective(projectId),
     invalidate: async () => {
       await governance.invalidate();
-      await bus.publishConfirmed('governance', {}, await peers().catch(() => 0), CONFIRM_MS);
+      await bus.publishConfirmed('governance', {}, peers().catch(() => []), CONFIRM_MS);
     },
   };
 }
@@ -91,7 +111,7 @@ export function broadcastGovernance(bus: ClusterBus, governance: GovernanceSourc
  * node, as an envelope change does: the Project actor's reply waits until
  * the live peers confirmed they dropped the project's quotas (bounded).
  */
-export function broadcastQuotas(bus: ClusterBus, quotas: QuotaEnforcer, peers: () => Promise<number>): QuotaEnforcer {
+export function broadcastQuotas(bus: ClusterBus, quotas: QuotaEnforcer, peers: () => Promise<string[]>): QuotaEnforcer {
   bus.subscribe('quotas', (p) => quotas.invalidate(String(p.projectId)));
   return {
     admit: (ctx) => quotas.admit(ctx),
@@ -99,7 +119,7 @@ export function broadcastQuotas(bus: ClusterBus, quotas: QuotaEnforcer, peers: (
     concurrency: (projectId, kind) => quotas.concurrency(projectId, kind),
     invalidate: async (projectId) => {
       await quotas.invalidate(projectId);
-      await bus.publishConfirmed('quotas', { projectId }, await peers().catch(() => 0), CONFIRM_MS);
+      await bus.publishConfirmed('quotas', { projectId }, peers().catch(() => []), CONFIRM_MS);
     },
   };
 }
@@ -108,13 +128,13 @@ export function broadcastQuotas(bus: ClusterBus, quotas: QuotaEnforcer, peers: (
  * A binding's announced stability (Deprecated, Retired) applies from the next
  * request on every node, as a quota change does (bounded confirmation).
  */
-export function broadcastStability(bus: ClusterBus, stability: BindingStabilitySource, peers: () => Promise<number>): BindingStabilitySource {
+export function broadcastStability(bus: ClusterBus, stability: BindingStabilitySource, peers: () => Promise<string[]>): BindingStabilitySource {
   bus.subscribe('binding-stability', (p) => stability.invalidate(String(p.projectId)));
   return {
     of: (projectId) => stability.of(projectId),
     invalidate: async (projectId) => {
       await stability.invalidate(projectId);
-      await bus.publishConfirmed('binding-stability', { projectId }, await peers().catch(() => 0), CONFIRM_MS);
+      await bus.publishConfirmed('binding-stability', { projectId }, peers().catch(() => []), CONFIRM_MS);
     },
   };
 }

@@ -31,6 +31,7 @@ import { RealtimeHub } from '../runtime/realtime/hub.js';
 import { retentionRules } from '../runtime/retention/rules.js';
 import { ClusterRealtimeUsage } from '../cluster/realtime-usage.js';
 import type { GovernanceSource, GrantSource, OutboxKicker, PublicationSource, QuotaEnforcer, ScopeDirectory, Services } from '../runtime/services.js';
+import { ALWAYS_TRUSTED } from '../runtime/cache/cache-trust.js';
 import { migratePlatform, PgClient, PgliteClient, type SqlClient } from '../storage/index.js';
 import { loadAdminToken, type AdminToken } from './admin-token.js';
 import { isInMemory, type NodeConfig } from './config.js';
@@ -105,7 +106,9 @@ export async function startNode(config: NodeConfig): Promise<RunningNode> {
 
   let scopes: ScopeDirectory = new CachedScopeDirectory(db);
   let publications: PublicationSource = new PublicationRegistry(db);
-  let grants: GrantSource = new SqlGrantSource(db);
+  // In cluster mode the grant and API key caches are fenced by the node's bus contact (docs/adr/0009).
+  const cacheTrust = cluster?.bus.contact ?? ALWAYS_TRUSTED;
+  let grants: GrantSource = new SqlGrantSource(db, undefined, undefined, cacheTrust);
   const governanceCache = new GovernanceCache(db);
   let governance: GovernanceSource = governanceCache;
   // Cluster mode: hard and reservation quotas are budget leases from the Project actor (docs/adr/0007).
@@ -121,17 +124,16 @@ export async function startNode(config: NodeConfig): Promise<RunningNode> {
   governanceCache.onInvalidate(() => quotaLedger.invalidateAll());
   let quotas: QuotaEnforcer = quotaLedger;
   let stability: BindingStabilitySource = new BindingStabilityCache(db);
+  /** Live members other than this node: whose confirmations a state, envelope or grant change waits for. */
+  const peers = async (): Promise<string[]> => (cluster === null ? [] : (await cluster.membership.members()).map((m) => m.nodeId).filter((id) => id !== config.nodeId));
   if (cluster !== null) {
-    const membership = cluster.membership;
-    /** Live members other than this node: how many confirmations a state or envelope change waits for. */
-    const peers = async (): Promise<number> => (await membership.members()).filter((m) => m.nodeId !== config.nodeId).length;
-    ({ scopes, publications, grants } = broadcastInvalidations(cluster.bus, { scopes, publications, grants }, peers));
+    ({ scopes, publications, grants } = broadcastInvalidations(cluster.bus, { scopes, publications, grants }, peers, log));
     governance = broadcastGovernance(cluster.bus, governance, peers);
     quotas = broadcastQuotas(cluster.bus, quotas, peers);
     stability = broadcastStability(cluster.bus, stability, peers);
   }
-  const apiKeys = new ApiKeyVerifier(db);
-  if (cluster !== null) broadcastApiKeyRevocations(cluster.bus, apiKeys);
+  const apiKeys = new ApiKeyVerifier(db, undefined, undefined, cacheTrust);
+  if (cluster !== null) broadcastApiKeyRevocations(cluster.bus, apiKeys, peers, log);
   // A deleted key's open realtime connections end at once, like a revoked session's.
   apiKeys.onEnded((keyId) => sessionConnections.end(apiKeyOwner(keyId)));
 

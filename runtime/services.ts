@@ -52,8 +52,11 @@ export interface GrantSource {
   held(projectId: string, subjectId: string, roles: readonly string[]): Promise<ReadonlySet<string>>;
   /** The held grant strings and, when any of them carries rowFilter/check/fields, the whole set with those parts (runtime/policy/). */
   heldWithPolicy(projectId: string, subjectId: string, roles: readonly string[]): Promise<HeldGrants>;
-  /** `revoked`: a grant was deleted; open realtime connections of the project end (they were authorized under it). */
-  invalidate(projectId: string, revoked?: boolean): void;
+  /**
+   * `revoked`: a grant was deleted; open realtime connections of the project end (they were authorized under it).
+   * In cluster mode it resolves once every live peer confirmed it dropped the project's grants (docs/adr/0009).
+   */
+  invalidate(projectId: string, revoked?: boolean): void | Promise<void>;
 }
 
 /** Effective governance envelopes per project (runtime/governance/cache.ts), read by stage 3. */

@@ -12,10 +12,16 @@
  * Each lane is one `node --test` run (its own TAP report); the exit code is
  * the first failing lane's. Node 20's `--test` with a `**` glob skips files,
  * so the files are listed here.
+ *
+ * Services: with TEST_DATABASE_URL unset, PostgreSQL at the machine's default
+ * address is used when it answers; nats-server is looked up as the suites
+ * do (test/support/services.ts). What still cannot run is named in one loud
+ * line at the start and again at the end.
  */
 import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { DEFAULT_TEST_DATABASE_URL, findNatsServer, postgresAnswers, serviceAvailable, servicesRequired, whyMissing, type Service } from '../test/support/services.js';
 
 const ROOT = 'dist/test';
 /** Per test; the NATS fault suites bounce servers when nats-server 2.9.10 leaves JetStream unhealthy (test/support/nats-cluster.ts). */
@@ -42,11 +48,62 @@ function lane(files: string[], concurrency: number): Promise<number> {
   });
 }
 
+/** Fills TEST_DATABASE_URL and NATS_SERVER_BIN (inherited by the lanes) from what this machine has; says where each came from. */
+async function findServices(): Promise<string[]> {
+  const found: string[] = [];
+  if ((process.env.TEST_DATABASE_URL ?? '') !== '') found.push('PostgreSQL from TEST_DATABASE_URL');
+  else if (await postgresAnswers(DEFAULT_TEST_DATABASE_URL)) {
+    process.env.TEST_DATABASE_URL = DEFAULT_TEST_DATABASE_URL;
+    found.push(`PostgreSQL at ${DEFAULT_TEST_DATABASE_URL} (TEST_DATABASE_URL unset; it answered)`);
+  }
+  const nats = findNatsServer();
+  if (nats !== null) {
+    process.env.NATS_SERVER_BIN = nats;
+    found.push(`nats-server at ${nats}`);
+  }
+  return found;
+}
+
+/** The services a compiled suite needs, read from its calls to the one skip helper (and forEachBackend's PostgreSQL half). */
+function needs(file: string): { whole: Set<Service>; postgresHalf: boolean } {
+  const text = readFileSync(file, 'utf8');
+  const whole = new Set<Service>();
+  for (const m of text.matchAll(/(?:servicesSkip\(([^)]*)\)|withServices\([^[]*\[([^\]]*)\])/g)) {
+    for (const s of ['postgres', 'nats'] as const) if ((m[1] ?? m[2] ?? '').includes(`'${s}'`)) whole.add(s);
+  }
+  return { whole, postgresHalf: /\bforEachBackend\(/.test(text) };
+}
+
+const suites = (n: number): string => `${n} ${n === 1 ? 'suite' : 'suites'}`;
+
+/** One loud line per group of suites that will not run, and why; null when everything runs. */
+function skippedReport(files: string[]): string | null {
+  if (servicesRequired()) return null;
+  const lines: string[] = [];
+  const name = (f: string): string => f.slice(ROOT.length + 1).replace(/\.test\.js$/, '');
+  for (const service of ['postgres', 'nats'] as const) {
+    if (serviceAvailable(service)) continue;
+    const why = service === 'postgres' ? `${whyMissing(service)} and nothing answers at ${DEFAULT_TEST_DATABASE_URL}` : whyMissing(service);
+    const whole = files.filter((f) => needs(f).whole.has(service));
+    if (whole.length > 0) lines.push(`# SKIPPED: ${suites(whole.length)} need${whole.length === 1 ? 's' : ''} ${why}: ${whole.map(name).join(', ')}`);
+    if (service === 'postgres') {
+      const halves = files.filter((f) => needs(f).postgresHalf);
+      if (halves.length > 0) lines.push(`# SKIPPED: the [postgres] half of ${suites(halves.length)} (they run on PGlite only), for the same reason`);
+    }
+  }
+  return lines.length === 0 ? null : lines.join('\n');
+}
+
+const found = await findServices();
 const files = testFiles(ROOT);
 const serial = files.filter(startsNats);
 const parallel = files.filter((f) => !serial.includes(f));
 const concurrency = Math.max(1, Number(process.env.TEST_CONCURRENCY ?? 2));
+const skipped = skippedReport(files);
+console.log(`# services: ${found.length === 0 ? 'none' : found.join('; ')}${servicesRequired() ? ' (CI=true: a suite whose service is missing fails)' : ''}`);
+if (skipped !== null) console.log(skipped);
 console.log(`# ${parallel.length} suites ${concurrency} at a time, then ${serial.length} suites that start NATS servers one at a time`);
 const first = await lane(parallel, concurrency);
 const second = await lane(serial, 1);
+if (skipped !== null) console.log(skipped);
 process.exitCode = first !== 0 ? first : second;

@@ -2,6 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { RevocationSignals } from './revocation-signals.js';
 import { PLATFORM_SCHEMA, type SqlExecutor } from '../../storage/index.js';
 import type { Actor } from '../identity/actor.js';
+import { ALWAYS_TRUSTED, type CacheTrust } from '../cache/cache-trust.js';
 import { grantPolicySet, type PolicyGrant } from '../policy/grant-policy.js';
 import { sameHash } from './tokens.js';
 
@@ -50,51 +51,67 @@ export type ApiKeyGrant = string | { grant: string; rowFilter?: unknown; check?:
 export const grantText = (g: ApiKeyGrant): string => (typeof g === 'string' ? g : g.grant);
 
 interface KeyRow { project_id: string; secret_hash: string; grants: ApiKeyGrant[]; scopes: unknown }
-interface Entry { key: { hash: string; actor: Actor } | null; at: number }
+interface Entry { key: { hash: string; actor: Actor } | null; at: number; epoch: number }
 
 type Listener = (keyId: string) => void;
 
 /**
  * Verifies API keys for stage 1, with a per-node cache. `revoke(id)` (the
  * delete route on this node, or another node's announcement on the cluster
- * bus with `notify: false`) refuses the key at once; the cache TTL bounds a
- * missed announcement.
+ * bus with `notify: false`) refuses the key at once. In cluster mode the
+ * delete answers once the live peers confirmed (`announceWith`), and `trust`
+ * (the node's bus contact) makes a node that may have missed the notice read
+ * keys from the database (docs/adr/0009). The TTL is a backstop.
  */
 export class ApiKeyVerifier {
   private readonly cache = new Map<string, Entry>();
   private readonly tombstones = new Map<string, number>();
   private readonly signals = new RevocationSignals();
 
-  constructor(private readonly db: SqlExecutor, private readonly ttlMs = API_KEY_CACHE_TTL_MS, private readonly now: () => number = Date.now) {}
+  private announce: ((keyId: string) => Promise<void>) | null = null;
+
+  constructor(
+    private readonly db: SqlExecutor,
+    private readonly ttlMs = API_KEY_CACHE_TTL_MS,
+    private readonly now: () => number = Date.now,
+    private readonly trust: CacheTrust = ALWAYS_TRUSTED,
+  ) {}
 
   async verify(token: string): Promise<Actor | null> {
     const keyId = apiKeyIdOf(token);
     if (keyId === null || this.deleted(keyId)) return null;
     const t = this.now();
-    let entry = this.cache.get(keyId);
-    if (entry === undefined || t - entry.at >= this.ttlMs) {
-      entry = { key: await this.load(keyId), at: t };
+    const trusted = this.trust.trusted();
+    const epoch = this.trust.epoch;
+    let entry = trusted ? this.cache.get(keyId) : undefined;
+    if (entry === undefined || entry.epoch !== epoch || t - entry.at >= this.ttlMs) {
+      entry = { key: await this.load(keyId), at: t, epoch };
       // A delete that landed while we read wins over what we read.
       if (this.deleted(keyId)) return null;
       if (this.cache.size >= MAX_ENTRIES) this.cache.clear();
-      this.cache.set(keyId, entry);
+      if (trusted) this.cache.set(keyId, entry);
     }
     if (entry.key === null || !sameHash(apiKeyHash(token), entry.key.hash)) return null;
     return entry.key.actor;
   }
 
-  /** Refuses the key from now on on this node. `notify: false` for deletions learned from another node. */
-  revoke(keyId: string, notify = true): void {
+  /**
+   * Refuses the key from now on on this node; with `notify` (a deletion made
+   * here) it resolves once the cluster was told (`announceWith`). `notify: false`
+   * for deletions learned from another node.
+   */
+  async revoke(keyId: string, notify = true): Promise<void> {
     const t = this.now();
     this.cache.delete(keyId);
     this.tombstones.set(keyId, t + TOMBSTONE_MS);
     if (this.tombstones.size > MAX_ENTRIES) for (const [id, until] of this.tombstones) if (until <= t) this.tombstones.delete(id);
     this.signals.emit(keyId, notify);
+    if (notify && this.announce !== null) await this.announce(keyId);
   }
 
-  /** Called with every key id this node revokes (to broadcast it to the cluster). Returns an unsubscribe. */
-  onRevoked(listener: Listener): () => void {
-    return this.signals.onRevoked(listener);
+  /** Cluster mode: how a deletion made here reaches the other nodes; `revoke` waits for it. */
+  announceWith(announce: (keyId: string) => Promise<void>): void {
+    this.announce = announce;
   }
 
   /**

@@ -1,5 +1,6 @@
 import type { SqlExecutor } from '../../storage/index.js';
 import { grantPolicySet, type PolicyGrant } from '../policy/grant-policy.js';
+import { ALWAYS_TRUSTED, type CacheTrust } from '../cache/cache-trust.js';
 import type { GrantSource, HeldGrants } from '../services.js';
 import { projectConnections } from '../realtime/session-connections.js';
 
@@ -24,6 +25,8 @@ export function policyGrantOf(r: { grant_text: string; row_filter: string | null
 interface Entry {
   rows: readonly GrantRow[];
   loadedAt: number;
+  /** The cache trust's epoch when the load started: a gap in bus contact since makes the entry stale. */
+  epoch: number;
   /** Held grants already computed from these rows, per subject and roles (once per caller, not per request). */
   held: Map<string, HeldGrants>;
 }
@@ -34,10 +37,12 @@ const MAX_HELD_PER_PROJECT = 10_000;
 /**
  * Capability grants from `plinth.capability_grants`, cached per project.
  *
- * `invalidate(projectId)` (called by the grant routes on this node) makes the
- * next call reload. Entries also expire after `ttlMs` so that, in cluster
- * mode, a grant change made on another node is seen within that bound even
- * before invalidations are broadcast.
+ * `invalidate(projectId)` (called by the grant routes on this node, and for
+ * another node's change by the cluster bus, which the change waits for) makes
+ * the next call reload. In cluster mode `trust` is the node's bus contact: while
+ * the node may have missed a notice it reads through to the database, and what
+ * it cached before a gap is loaded again (docs/adr/0009). Entries also expire
+ * after `ttlMs`, a backstop only.
  */
 export class SqlGrantSource implements GrantSource {
   private readonly cache = new Map<string, Entry>();
@@ -45,7 +50,12 @@ export class SqlGrantSource implements GrantSource {
   /** Bumped by invalidate; a load that started before it must not fill the cache. */
   private readonly generation = new Map<string, number>();
 
-  constructor(private readonly db: SqlExecutor, private readonly ttlMs = 5_000, private readonly now: () => number = Date.now) {}
+  constructor(
+    private readonly db: SqlExecutor,
+    private readonly ttlMs = 5_000,
+    private readonly now: () => number = Date.now,
+    private readonly trust: CacheTrust = ALWAYS_TRUSTED,
+  ) {}
 
   async held(projectId: string, subjectId: string, roles: readonly string[]): Promise<ReadonlySet<string>> {
     return (await this.heldWithPolicy(projectId, subjectId, roles)).grants;
@@ -81,25 +91,30 @@ export class SqlGrantSource implements GrantSource {
   }
 
   private async entry(projectId: string): Promise<Entry> {
+    if (!this.trust.trusted()) return this.load(projectId);
+    const epoch = this.trust.epoch;
     const hit = this.cache.get(projectId);
-    if (hit !== undefined && this.now() - hit.loadedAt < this.ttlMs) return hit;
+    if (hit !== undefined && hit.epoch === epoch && this.now() - hit.loadedAt < this.ttlMs) return hit;
     const pending = this.loading.get(projectId);
     if (pending !== undefined) return pending;
     const gen = this.generation.get(projectId) ?? 0;
-    const load = (async (): Promise<Entry> => {
-      const res = await this.db.query<GrantRow>(
-        'SELECT subject_id::text AS subject_id, role, grant_text, row_filter, check_filter, fields FROM plinth.capability_grants WHERE project_id = $1',
-        [projectId],
-      );
-      return { rows: res.rows, loadedAt: this.now(), held: new Map() };
-    })();
+    const load = this.load(projectId);
     this.loading.set(projectId, load);
     try {
       const entry = await load;
-      if ((this.generation.get(projectId) ?? 0) === gen) this.cache.set(projectId, entry);
+      if ((this.generation.get(projectId) ?? 0) === gen && entry.epoch === this.trust.epoch) this.cache.set(projectId, entry);
       return entry;
     } finally {
       if (this.loading.get(projectId) === load) this.loading.delete(projectId);
     }
+  }
+
+  private async load(projectId: string): Promise<Entry> {
+    const epoch = this.trust.epoch;
+    const res = await this.db.query<GrantRow>(
+      'SELECT subject_id::text AS subject_id, role, grant_text, row_filter, check_filter, fields FROM plinth.capability_grants WHERE project_id = $1',
+      [projectId],
+    );
+    return { rows: res.rows, loadedAt: this.now(), epoch, held: new Map() };
   }
 }

@@ -8,10 +8,10 @@ import { connectCluster, type ClusterConnection } from '../../cluster/nats-conne
 import { NatsActorTransport } from '../../cluster/nats-transport.js';
 import { ServiceError } from '../../runtime/errors/service-error.js';
 import type { Logger } from '../../runtime/log.js';
-import { NatsCluster, natsServerAvailable } from '../support/nats-cluster.js';
+import { NatsCluster } from '../support/nats-cluster.js';
+import { servicesSkip } from '../support/services.js';
 
 const TTL_MS = 6_000; // the default, so the failover figures printed here are the real ones
-const SKIP = natsServerAvailable() ? false : 'nats-server is not installed (apt-get install nats-server; .ci/run installs it)';
 
 type LogRecord = { level: string; msg: string; fields: Record<string, unknown> };
 
@@ -119,7 +119,7 @@ async function timeAsks(n: number, ask: () => Promise<unknown>): Promise<{ p50: 
 
 const isRetryable = (err: unknown): boolean => ServiceError.is(err) && err.retryable;
 
-describe('actor transport on NATS (3-server JetStream cluster)', { skip: SKIP }, () => {
+describe('actor transport on NATS (3-server JetStream cluster)', { skip: servicesSkip('nats') }, () => {
   let cluster: NatsCluster;
   const nodes: TestNode[] = [];
 

@@ -20,8 +20,9 @@ import { LogEventTail } from '../../runtime/events/event-tail.js';
 import { OutboxProcessor } from '../../runtime/events/outbox-processor.js';
 import { createLogger } from '../../runtime/log.js';
 import { migratePlatform, PgClient, PgliteClient, type SqlClient } from '../../storage/index.js';
-import { NatsCluster, natsServerAvailable } from '../support/nats-cluster.js';
+import { NatsCluster } from '../support/nats-cluster.js';
 import { createTestDatabase, TEST_DATABASE_URL } from '../support/server.js';
+import { servicesSkip } from '../support/services.js';
 
 const quiet = createLogger((process.env.TEST_LOG_LEVEL ?? 'silent') as 'silent');
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -75,7 +76,7 @@ function assertExactlyOnce(stored: StoredEvent[], ids: string[], what: string): 
   assert.deepEqual(missing, [], `${what}: events missing from the stream`);
 }
 
-describe('event log on JetStream (3 NATS servers)', { skip: natsServerAvailable() ? false : 'nats-server not installed' }, () => {
+describe('event log on JetStream (3 NATS servers)', { skip: servicesSkip('nats') }, () => {
   let nats: NatsCluster;
   let conn: ClusterConnection;
   let db: SqlClient;

@@ -3,12 +3,10 @@ import { after, before, describe, it } from 'node:test';
 import { EventSource } from 'eventsource';
 import WebSocket from 'ws';
 import { bootstrapProject, Client, defineEntity } from '../support/client.js';
-import { NatsCluster, natsServerAvailable } from '../support/nats-cluster.js';
+import { NatsCluster } from '../support/nats-cluster.js';
 import { reapPlinthProcesses, startPlinthProcess, type PlinthProcess } from '../support/plinth-process.js';
-import { createTestDatabase, TEST_DATABASE_URL } from '../support/server.js';
-
-const ready = natsServerAvailable() && TEST_DATABASE_URL !== null;
-const mustRun = process.env.CI === 'true';
+import { createTestDatabase } from '../support/server.js';
+import { servicesSkip } from '../support/services.js';
 
 /** A WebSocket realtime client: every message it received, and a wait for one. */
 async function realtimeClient(url: string, headers: Record<string, string>): Promise<{ ws: WebSocket; messages: any[]; next(pred: (m: any) => boolean, what: string): Promise<any> }> {
@@ -32,7 +30,7 @@ async function realtimeClient(url: string, headers: Record<string, string>): Pro
   return { ws, messages, next };
 }
 
-describe('event log tail in cluster mode', { skip: !ready && !mustRun ? 'needs nats-server and TEST_DATABASE_URL' : false }, () => {
+describe('event log tail in cluster mode', { skip: servicesSkip('postgres', 'nats') }, () => {
   let nats: NatsCluster;
   let db: { url: string; drop(): Promise<void> };
   let a: PlinthProcess;

@@ -11,8 +11,8 @@
  *   g. the node owning an actor frozen (SIGSTOP) past its lease TTL: the other takes over, the frozen one acts on nothing it lost
  * Each scenario prints one count line (`[faults] b. …`).
  *
- * Needs nats-server (NATS_SERVER_BIN, default /usr/sbin/nats-server) and
- * TEST_DATABASE_URL. Without them the suite is skipped locally, and fails when CI=true.
+ * Needs nats-server and PostgreSQL (test/support/services.ts:
+ * servicesSkip). Without them the suite is skipped locally, and fails when CI=true.
  * Node logs are kept in a temp file, printed when a scenario fails.
  */
 import assert from 'node:assert/strict';
@@ -28,12 +28,12 @@ import { unpack } from 'msgpackr';
 import pg from 'pg';
 import { LEASE_BUCKET, leaseKey } from '../../cluster/leases.js';
 import { collectionName } from '../../runtime/publication/naming.js';
-import { freePort, NatsCluster, NATS_SERVER_BIN, natsServerAvailable } from '../support/nats-cluster.js';
+import { freePort, NatsCluster } from '../support/nats-cluster.js';
 import { reapPlinthProcesses, startPlinthProcess, type PlinthProcess } from '../support/plinth-process.js';
 import { createTestDatabase, TEST_DATABASE_URL } from '../support/server.js';
+import { withServices } from '../support/services.js';
 
 const STREAM = process.env.PLINTH_EVENTS_STREAM ?? 'PLINTH_EVENTS';
-const CI = process.env.CI === 'true';
 /** How long a request may take before the test calls it hung (a fault must produce an answer, not a hang). */
 const REQUEST_TIMEOUT_MS = 20_000;
 /** Events of committed writes must reach the log within this (covers a lease TTL for the outbox singleton). */
@@ -232,21 +232,8 @@ async function scanStream(nc: NatsConnection, deadlineMs = 30_000): Promise<Stre
 
 // ---------------------------------------------------------------- the suite
 
-const missing: string[] = [];
-if (!natsServerAvailable()) missing.push(`nats-server (not found at ${NATS_SERVER_BIN}; apt-get install nats-server, or set NATS_SERVER_BIN)`);
-if (TEST_DATABASE_URL === null) missing.push('TEST_DATABASE_URL (e.g. postgres://postgres@127.0.0.1:5432/postgres)');
-
-if (missing.length > 0 && CI) {
-  describe('cluster faults', () => {
-    it('has its prerequisites (CI=true never skips)', () => {
-      assert.fail(`the cluster fault tests need ${missing.join(' and ')}`);
-    });
-  });
-} else if (missing.length > 0) {
-  describe('cluster faults', { skip: `needs ${missing.join(' and ')}` }, () => {
-    it('skipped', () => {});
-  });
-} else {
+// CI=true never skips: without nats-server or PostgreSQL the suite runs and fails.
+withServices('cluster faults', ['nats', 'postgres'], () => {
   describe('cluster faults: 3 NATS servers, 2 Plinth nodes, one PostgreSQL database', { timeout: 900_000 }, () => {
     const adminToken = `faults-admin-${randomBytes(12).toString('hex')}`;
     const logDir = mkdtempSync(join(tmpdir(), 'plinth-faults-'));
@@ -924,4 +911,4 @@ if (missing.length > 0 && CI) {
       assert.notEqual(served, null, `${S} serves every accepted entity`);
     }));
   });
-}
+});

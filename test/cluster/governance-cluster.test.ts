@@ -7,25 +7,14 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { Client, defineEntity, type Reply } from '../support/client.js';
+import { Client, defineEntity } from '../support/client.js';
 import { expectError, expectStatus } from '../support/expect.js';
-import { NatsCluster, natsServerAvailable, startNodesOnNats, type NodesOnNats } from '../support/nats-cluster.js';
-import { createTestDatabase, startServer, TEST_DATABASE_URL, type TestServer } from '../support/server.js';
+import { NatsCluster, startNodesOnNats, type NodesOnNats } from '../support/nats-cluster.js';
+import { createTestDatabase, startServer, type TestServer } from '../support/server.js';
+import { servicesSkip } from '../support/services.js';
+import { eventually } from '../support/eventually.js';
 
-const ready = natsServerAvailable() && TEST_DATABASE_URL !== null;
-const mustRun = process.env.CI === 'true';
-
-/** Retries `attempt` until `ok` holds (grants travel with a bound of 3 s, CONTRACT: Identity). */
-async function eventually(attempt: () => Promise<Reply>, ok: (r: Reply) => boolean, ms = 6_000): Promise<Reply> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const r = await attempt();
-    if (ok(r) || Date.now() > deadline) return r;
-    await new Promise((res) => setTimeout(res, 100));
-  }
-}
-
-describe('governance envelopes in cluster mode', { skip: !ready && !mustRun ? 'needs nats-server and TEST_DATABASE_URL' : false }, () => {
+describe('governance envelopes in cluster mode', { skip: servicesSkip('postgres', 'nats') }, () => {
   let cluster: NodesOnNats | undefined;
   let nodes: TestServer[] = [];
   /** One admin token for both nodes. */
@@ -77,7 +66,7 @@ describe('governance envelopes in cluster mode', { skip: !ready && !mustRun ? 'n
   });
 });
 
-describe('project suspension in cluster mode', { skip: !ready && !mustRun ? 'needs nats-server and TEST_DATABASE_URL' : false }, () => {
+describe('project suspension in cluster mode', { skip: servicesSkip('postgres', 'nats') }, () => {
   let nats: NatsCluster;
   let db: { url: string; drop(): Promise<void> };
   const nodes: TestServer[] = [];

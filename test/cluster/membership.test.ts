@@ -4,9 +4,8 @@ import { performance } from 'node:perf_hooks';
 import { Membership, MEMBERSHIP_DEFAULTS, type Member } from '../../cluster/membership.js';
 import { connectCluster, type ClusterConnection } from '../../cluster/nats-connection.js';
 import type { Logger } from '../../runtime/log.js';
-import { NatsCluster, natsServerAvailable } from '../support/nats-cluster.js';
-
-const SKIP = natsServerAvailable() ? false : 'nats-server is not installed (apt-get install nats-server; .ci/run installs it)';
+import { NatsCluster } from '../support/nats-cluster.js';
+import { servicesSkip } from '../support/services.js';
 
 const silent: Logger = { info() {}, warn() {}, error() {}, child: () => silent };
 
@@ -23,7 +22,7 @@ async function pollUntil<T>(probe: () => Promise<T>, ok: (v: T) => boolean, limi
 
 const ids = (ms: Member[]): string[] => ms.map((m) => m.nodeId);
 
-describe('cluster membership (plinth_members KV bucket)', { skip: SKIP }, () => {
+describe('cluster membership (plinth_members KV bucket)', { skip: servicesSkip('nats') }, () => {
   let cluster: NatsCluster;
   const conns: ClusterConnection[] = [];
   const members: Membership[] = [];

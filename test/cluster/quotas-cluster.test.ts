@@ -10,16 +10,14 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { Client, defineEntity, type Reply } from '../support/client.js';
 import { expectStatus } from '../support/expect.js';
-import { NatsCluster, natsServerAvailable } from '../support/nats-cluster.js';
-import { createTestDatabase, startServer, TEST_DATABASE_URL, type TestServer } from '../support/server.js';
+import { NatsCluster } from '../support/nats-cluster.js';
+import { createTestDatabase, startServer, type TestServer } from '../support/server.js';
 import { BudgetOwner, LEASE_TTL_MS } from '../../runtime/quota/budget-owner.js';
 import { UNLEASED_SYNC_MS } from '../../runtime/quota/ledger.js';
 import { reapPlinthProcesses, startPlinthProcess, type PlinthProcess } from '../support/plinth-process.js';
+import { servicesSkip } from '../support/services.js';
 
-const ready = natsServerAvailable() && TEST_DATABASE_URL !== null;
-const mustRun = process.env.CI === 'true';
-
-describe('quotas in cluster mode', { skip: !ready && !mustRun ? 'needs nats-server and TEST_DATABASE_URL' : false }, () => {
+describe('quotas in cluster mode', { skip: servicesSkip('postgres', 'nats') }, () => {
   let nats: NatsCluster;
   let db: { url: string; drop(): Promise<void> };
   const nodes: TestServer[] = [];
@@ -128,7 +126,7 @@ describe('quotas in cluster mode', { skip: !ready && !mustRun ? 'needs nats-serv
   });
 });
 
-describe('quota budget owner: a dead node\'s lease expires', { skip: TEST_DATABASE_URL === null && process.env.CI !== 'true' ? 'needs TEST_DATABASE_URL' : false }, () => {
+describe('quota budget owner: a dead node\'s lease expires', { skip: servicesSkip('postgres') }, () => {
   it('leases never exceed the limit, and a silent node\'s lease comes back after the TTL', async () => {
     const server = await startServer({ backend: 'postgres' });
     try {
@@ -162,7 +160,7 @@ describe('quota budget owner: a dead node\'s lease expires', { skip: TEST_DATABA
   });
 });
 
-describe('quotas in cluster mode: a killed node\'s budget comes back', { skip: !ready && !mustRun ? 'needs nats-server and TEST_DATABASE_URL' : false }, () => {
+describe('quotas in cluster mode: a killed node\'s budget comes back', { skip: servicesSkip('postgres', 'nats') }, () => {
   let nats: NatsCluster;
   let db: { url: string; drop(): Promise<void> };
   let a: TestServer | null = null;

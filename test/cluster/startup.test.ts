@@ -9,7 +9,8 @@ import { randomBytes } from 'node:crypto';
 import { StartupDeadline, StartupStepFailed, startupStep } from '../../cluster/startup.js';
 import { freePort } from '../support/nats-cluster.js';
 import { startPlinthProcess } from '../support/plinth-process.js';
-import { createTestDatabase, TEST_DATABASE_URL } from '../support/server.js';
+import { createTestDatabase } from '../support/server.js';
+import { servicesSkip } from '../support/services.js';
 
 const timeoutError = (): Error => Object.assign(new Error('timeout'), { name: 'TimeoutError' });
 
@@ -54,7 +55,7 @@ describe('startupStep: one deadline for the NATS setup of a boot', () => {
   });
 });
 
-describe('a cluster node whose NATS never answers', { skip: TEST_DATABASE_URL === null ? 'needs TEST_DATABASE_URL' : false }, () => {
+describe('a cluster node whose NATS never answers', { skip: servicesSkip('postgres') }, () => {
   it('exits 1 after NATS_STARTUP_DEADLINE_MS, naming the connect step', { timeout: 60_000 }, async () => {
     const db = await createTestDatabase();
     try {

@@ -11,17 +11,16 @@ import { randomUUID } from 'node:crypto';
 import { after, describe, it } from 'node:test';
 import { Client } from '../support/client.js';
 import { expectError } from '../support/expect.js';
-import { NatsCluster, natsServerAvailable } from '../support/nats-cluster.js';
+import { NatsCluster } from '../support/nats-cluster.js';
 import { reapPlinthProcesses, startPlinthProcess } from '../support/plinth-process.js';
-import { createTestDatabase, TEST_DATABASE_URL } from '../support/server.js';
+import { createTestDatabase } from '../support/server.js';
 import { controlData, untilDeployment } from './support.js';
 import { projectWithTwoVersions, servedBy } from './deployment-crash-support.js';
+import { servicesSkip } from '../support/services.js';
 
-const ready = natsServerAvailable() && TEST_DATABASE_URL !== null;
-const mustRun = process.env.CI === 'true';
 const LEASE_MS = 3_000;
 
-describe('deployment interrupted by a node killed in cluster mode', { skip: !ready && !mustRun ? 'needs nats-server and TEST_DATABASE_URL' : false }, () => {
+describe('deployment interrupted by a node killed in cluster mode', { skip: servicesSkip('postgres', 'nats') }, () => {
   after(async () => { await reapPlinthProcesses(); });
 
   it('the surviving node waits out the lease, then reverts it and deploys again', async () => {

@@ -10,18 +10,17 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { defineEntity, type Reply } from '../support/client.js';
 import { expectError, expectStatus } from '../support/expect.js';
-import { natsServerAvailable, startNodesOnNats, type NodesOnNats } from '../support/nats-cluster.js';
-import { TEST_DATABASE_URL, type TestServer } from '../support/server.js';
+import { startNodesOnNats, type NodesOnNats } from '../support/nats-cluster.js';
+import { type TestServer } from '../support/server.js';
 import { controlData, projectOnTwoNodes } from './support.js';
+import { servicesSkip } from '../support/services.js';
 
-const ready = natsServerAvailable() && TEST_DATABASE_URL !== null;
-const mustRun = process.env.CI === 'true';
 const served = (r: Reply): number => Number(r.headers.get('x-service-publication-version'));
 /** Short, so that the bake below outlasts it: only the driver's renewals keep the deployment. */
 const LEASE_MS = 1_500;
 const BAKE_S = 4;
 
-describe('deployments in cluster mode: one driver per deployment', { skip: !ready && !mustRun ? 'needs nats-server and TEST_DATABASE_URL' : false }, () => {
+describe('deployments in cluster mode: one driver per deployment', { skip: servicesSkip('postgres', 'nats') }, () => {
   let cluster: NodesOnNats | undefined;
   let nodes: TestServer[] = [];
   let token = '';

@@ -9,12 +9,11 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { defineEntity, type Reply } from '../support/client.js';
 import { expectStatus } from '../support/expect.js';
-import { natsServerAvailable, startNodesOnNats, type NodesOnNats } from '../support/nats-cluster.js';
-import { TEST_DATABASE_URL, type TestServer } from '../support/server.js';
+import { startNodesOnNats, type NodesOnNats } from '../support/nats-cluster.js';
+import { type TestServer } from '../support/server.js';
 import { controlData, projectOnTwoNodes } from './support.js';
+import { servicesSkip } from '../support/services.js';
 
-const ready = natsServerAvailable() && TEST_DATABASE_URL !== null;
-const mustRun = process.env.CI === 'true';
 const served = (r: Reply): number => Number(r.headers.get('x-service-publication-version'));
 
 async function eventually(what: string, check: () => Promise<boolean>, ms = 5_000): Promise<void> {
@@ -25,7 +24,7 @@ async function eventually(what: string, check: () => Promise<boolean>, ms = 5_00
   }
 }
 
-describe('proposals and deployments in cluster mode', { skip: !ready && !mustRun ? 'needs nats-server and TEST_DATABASE_URL' : false }, () => {
+describe('proposals and deployments in cluster mode', { skip: servicesSkip('postgres', 'nats') }, () => {
   let cluster: NodesOnNats | undefined;
   let nodes: TestServer[] = [];
   /** One admin token for both nodes. */

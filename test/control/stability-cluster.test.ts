@@ -9,13 +9,11 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { Client, defineEntity } from '../support/client.js';
 import { expectError, expectStatus } from '../support/expect.js';
-import { natsServerAvailable, startNodesOnNats, type NodesOnNats } from '../support/nats-cluster.js';
-import { TEST_DATABASE_URL, type TestServer } from '../support/server.js';
+import { startNodesOnNats, type NodesOnNats } from '../support/nats-cluster.js';
+import { type TestServer } from '../support/server.js';
+import { servicesSkip } from '../support/services.js';
 
-const ready = natsServerAvailable() && TEST_DATABASE_URL !== null;
-const mustRun = process.env.CI === 'true';
-
-describe('binding stability in cluster mode', { skip: !ready && !mustRun ? 'needs nats-server and TEST_DATABASE_URL' : false }, () => {
+describe('binding stability in cluster mode', { skip: servicesSkip('postgres', 'nats') }, () => {
   let cluster: NodesOnNats | undefined;
   let nodes: TestServer[] = [];
   /** One admin token for both nodes. */

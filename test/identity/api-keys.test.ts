@@ -11,23 +11,16 @@ import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
 import WebSocket from 'ws';
 import { bootstrapProject, Client, defineEntity } from '../support/client.js';
+import { createKey } from '../support/api-keys.js';
 import { expectError, expectStatus } from '../support/expect.js';
-import { NatsCluster, natsServerAvailable } from '../support/nats-cluster.js';
+import { NatsCluster } from '../support/nats-cluster.js';
 import { reapPlinthProcesses, startPlinthProcess, type PlinthProcess } from '../support/plinth-process.js';
-import { createTestDatabase, forEachBackend, startServer, TEST_DATABASE_URL, type TestServer } from '../support/server.js';
+import { createTestDatabase, forEachBackend, startServer, type TestServer } from '../support/server.js';
+import { servicesSkip } from '../support/services.js';
 
 /** `plk_<32 hex key id>_`: what precedes the random part (base64url, which may itself contain `_`). */
 const KEY_HEAD = 'plk_'.length + 32 + 1;
 
-/** Creates a key as `admin` and reveals its secret. */
-async function createKey(admin: Client, projectId: string, body: unknown): Promise<{ id: string; secret: string; revealTokenId: string }> {
-  const r = await admin.post(`/api/projects/${projectId}/api-keys`, body);
-  expectStatus(r, 201);
-  const { id, revealTokenId } = r.body.data;
-  const shown = await admin.with({ tenant: undefined, project: undefined }).post(`/api/CredentialReveal/${revealTokenId}/reveal`);
-  expectStatus(shown, 200);
-  return { id, secret: shown.body.data.secret, revealTokenId };
-}
 
 /** Sends one realtime subscribe over a fresh WebSocket and returns the answer to it. */
 async function subscribeOnce(url: string, headers: Record<string, string>, entity: string): Promise<Record<string, any>> {
@@ -221,9 +214,8 @@ forEachBackend('API keys', (backend) => {
   });
 });
 
-const clusterReady = natsServerAvailable() && TEST_DATABASE_URL !== null;
 
-describe('API keys in cluster mode', { skip: !clusterReady && process.env.CI !== 'true' ? 'needs nats-server and TEST_DATABASE_URL' : false }, () => {
+describe('API keys in cluster mode', { skip: servicesSkip('postgres', 'nats') }, () => {
   let nats: NatsCluster;
   let db: { url: string; drop(): Promise<void> };
   let a: PlinthProcess;

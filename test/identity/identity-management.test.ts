@@ -15,10 +15,11 @@ import { EMPTY_MODEL } from '../../runtime/publication/model.js';
 import { buildOpenApiDocument } from '../../runtime/publication/openapi.js';
 import { bootstrapProject, Client } from '../support/client.js';
 import { expectError, expectStatus, type Json } from '../support/expect.js';
-import { NatsCluster, natsServerAvailable } from '../support/nats-cluster.js';
+import { NatsCluster } from '../support/nats-cluster.js';
 import { reapPlinthProcesses, startPlinthProcess, type PlinthProcess } from '../support/plinth-process.js';
-import { createTestDatabase, forEachBackend, startServer, TEST_DATABASE_URL, type Backend, type TestServer } from '../support/server.js';
+import { createTestDatabase, forEachBackend, startServer, type Backend, type TestServer } from '../support/server.js';
 import { SESSION_REVOKED_CLOSE_CODE } from '../../runtime/realtime/session-connections.js';
+import { servicesSkip } from '../support/services.js';
 
 const PASSWORD = 'long enough pw';
 const IM = '/api/IdentityManagement';
@@ -234,9 +235,8 @@ forEachBackend('identity management', (backend: Backend) => {
   });
 });
 
-const clusterReady = natsServerAvailable() && TEST_DATABASE_URL !== null;
 
-describe('identity management in cluster mode', { skip: clusterReady ? false : 'needs nats-server and TEST_DATABASE_URL' }, () => {
+describe('identity management in cluster mode', { skip: servicesSkip('postgres', 'nats') }, () => {
   let nats: NatsCluster;
   let db: { url: string; drop(): Promise<void> };
   let a: PlinthProcess;

@@ -230,4 +230,19 @@ describe('SqlGrantSource', () => {
     now += 1001;
     assert.equal((await grants.held(projectB, subject, [])).size, 1);
   });
+
+  it('reads through while the cache is not trusted, and reloads what it cached before a gap (docs/adr/0009)', async () => {
+    const trust = { ok: true, epoch: 0, trusted(): boolean { return this.ok; } };
+    const grants = new SqlGrantSource(db, 60_000, Date.now, trust);
+    const subject = randomUUID();
+    const grantId = randomUUID();
+    await db.query('INSERT INTO plinth.capability_grants (id, project_id, subject_id, grant_text) VALUES ($1, $2, $3, $4)', [grantId, projectB, subject, 'entity:Doc:read']);
+    assert.equal((await grants.held(projectB, subject, [])).size, 1, 'cached while trusted');
+    await db.query('DELETE FROM plinth.capability_grants WHERE id = $1', [grantId]);
+    trust.ok = false;
+    assert.equal((await grants.held(projectB, subject, [])).size, 0, 'out of contact: read through');
+    trust.ok = true;
+    trust.epoch++;
+    assert.equal((await grants.held(projectB, subject, [])).size, 0, 'after the gap: loaded again, not the entry cached before it');
+  });
 });

@@ -7,13 +7,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { sweeperId, SWEEPER_NAMES } from '../../actors/retention/index.js';
-import { NatsCluster, natsServerAvailable } from '../support/nats-cluster.js';
-import { createTestDatabase, startServer, TEST_DATABASE_URL, type TestServer } from '../support/server.js';
+import { NatsCluster } from '../support/nats-cluster.js';
+import { createTestDatabase, startServer, type TestServer } from '../support/server.js';
+import { servicesSkip } from '../support/services.js';
 
-const ready = natsServerAvailable() && TEST_DATABASE_URL !== null;
-const mustRun = process.env.CI === 'true';
-
-describe('retention sweepers in cluster mode', { skip: !ready && !mustRun ? 'needs nats-server and TEST_DATABASE_URL' : false }, () => {
+describe('retention sweepers in cluster mode', { skip: servicesSkip('postgres', 'nats') }, () => {
   let nats: NatsCluster;
   let db: { url: string; drop(): Promise<void> };
   const nodes: TestServer[] = [];

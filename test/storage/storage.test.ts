@@ -1,6 +1,7 @@
 import { PgClient, PgliteClient } from '../../storage/index.js';
 import { runStorageContract } from '../contracts/storage.js';
-import { createTestDatabase, TEST_DATABASE_URL } from '../support/server.js';
+import { createTestDatabase } from '../support/server.js';
+import { withServices } from '../support/services.js';
 
 runStorageContract('pglite', async () => {
   const client = await PgliteClient.open(undefined);
@@ -8,7 +9,7 @@ runStorageContract('pglite', async () => {
 });
 
 // With TEST_DATABASE_URL set, an unreachable server fails the suite (the before hook throws): it never skips.
-if (TEST_DATABASE_URL !== null) {
+withServices('storage contract [postgres]', ['postgres'], () => {
   runStorageContract('postgres', async () => {
     const db = await createTestDatabase();
     const client = new PgClient({ connectionString: db.url, max: 4 });
@@ -27,4 +28,4 @@ if (TEST_DATABASE_URL !== null) {
       },
     };
   });
-}
+});

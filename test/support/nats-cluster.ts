@@ -5,9 +5,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { createTestDatabase, startServer, type TestServer } from './server.js';
+import { findNatsServer } from './services.js';
 
-/** Where Debian's package puts it; NATS_SERVER_BIN overrides. */
-export const NATS_SERVER_BIN = process.env.NATS_SERVER_BIN ?? '/usr/sbin/nats-server';
+/** NATS_SERVER_BIN, else on PATH, else Debian's /usr/sbin/nats-server (test/support/services.ts). */
+export const NATS_SERVER_BIN = findNatsServer() ?? '/usr/sbin/nats-server';
 export const natsServerAvailable = (): boolean => existsSync(NATS_SERVER_BIN);
 
 /** A child killed by a signal has exitCode null and signalCode set: it is not running either. */
@@ -206,9 +207,10 @@ export interface NodesOnNats {
  * Starts one in-process node per id, all on one NATS server and one new
  * database, and waits (bounded) until they see each other in the membership:
  * a change that waits for confirmations must count every node. `env` adds
- * configuration (e.g. shorter leases) to every node.
+ * configuration (e.g. shorter leases) to every node; `natsUrlFor` may route
+ * a node through something else (a fault proxy, test/support/nats-proxy.ts).
  */
-export async function startNodesOnNats(ids: readonly string[], opts: { env?: Record<string, string> } = {}): Promise<NodesOnNats> {
+export async function startNodesOnNats(ids: readonly string[], opts: { env?: Record<string, string>; natsUrlFor?: (id: string, natsUrl: string) => Promise<string> } = {}): Promise<NodesOnNats> {
   const nats = await NatsCluster.start(1);
   const db = await createTestDatabase();
   const token = `test-admin-${randomUUID()}`;
@@ -220,7 +222,8 @@ export async function startNodesOnNats(ids: readonly string[], opts: { env?: Rec
   };
   try {
     for (const id of ids) {
-      nodes.push(await startServer({ backend: 'postgres', reuse: { dataDir: 'memory:', databaseUrl: db.url }, env: { ...opts.env, NATS_URL: nats.natsUrl, NODE_ID: id, SERVICE_ADMIN_TOKEN: token } }));
+      const natsUrl = opts.natsUrlFor === undefined ? nats.natsUrl : await opts.natsUrlFor(id, nats.natsUrl);
+      nodes.push(await startServer({ backend: 'postgres', reuse: { dataDir: 'memory:', databaseUrl: db.url }, env: { ...opts.env, NATS_URL: natsUrl, NODE_ID: id, SERVICE_ADMIN_TOKEN: token } }));
     }
   } catch (err) {
     await stop();

@@ -10,12 +10,11 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import Stripe from 'stripe';
 import { bootstrapProject, Client, defineEntity } from '../support/client.js';
-import { NatsCluster, natsServerAvailable } from '../support/nats-cluster.js';
+import { NatsCluster } from '../support/nats-cluster.js';
 import { reapPlinthProcesses, startPlinthProcess, type PlinthProcess } from '../support/plinth-process.js';
-import { createTestDatabase, TEST_DATABASE_URL } from '../support/server.js';
+import { createTestDatabase } from '../support/server.js';
+import { servicesSkip } from '../support/services.js';
 
-const ready = natsServerAvailable() && TEST_DATABASE_URL !== null;
-const mustRun = process.env.CI === 'true';
 const stripe = new Stripe('sk_test_x');
 const ENV = { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_TIMEOUT_MS: '2000', WEBHOOK_CLAIM_LEASE_MS: '3000' };
 
@@ -29,7 +28,7 @@ async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, ms 
   }
 }
 
-describe('outbound webhooks in cluster mode', { skip: !ready && !mustRun ? 'needs nats-server and TEST_DATABASE_URL' : false }, () => {
+describe('outbound webhooks in cluster mode', { skip: servicesSkip('postgres', 'nats') }, () => {
   let nats: NatsCluster;
   let db: { url: string; drop(): Promise<void> };
   let a: PlinthProcess;

@@ -13,7 +13,8 @@ import type { AddressInfo } from 'node:net';
 import Stripe from 'stripe';
 import { Client, bootstrapProject, defineEntity, errorOf, type Reply } from '../support/client.js';
 import { expectStatus, type Json } from '../support/expect.js';
-import { TEST_DATABASE_URL, forEachBackend, startServer, type Backend, type TestServer } from '../support/server.js';
+import { forEachBackend, startServer, type Backend, type TestServer } from '../support/server.js';
+import { withServices } from '../support/services.js';
 import { isPrivateAddress } from '../../runtime/webhooks/outbound/url-guard.js';
 
 const stripe = new Stripe('sk_test_x');
@@ -390,7 +391,7 @@ describe('outbound webhook target guard', () => {
   });
 });
 
-if (TEST_DATABASE_URL !== null) {
+withServices('outbound webhooks: two nodes on one database [postgres]', ['postgres'], () => {
   describe('outbound webhooks: two nodes on one database [postgres]', () => {
     it('routes and sends each (endpoint, event) once across nodes', async () => {
       const rx = new Receiver();
@@ -421,4 +422,4 @@ if (TEST_DATABASE_URL !== null) {
       }
     });
   });
-}
+});

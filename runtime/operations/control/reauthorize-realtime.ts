@@ -12,5 +12,5 @@ import type { OperationContext } from '../types.js';
 export async function reauthorizeRealtime(ctx: OperationContext, projectId: string, withDescendants: boolean): Promise<void> {
   const ids = [projectId];
   if (withDescendants) for (const d of await projectRelatives(ctx.services.db, projectId, 'descendants')) ids.push(d.id);
-  for (const id of ids) ctx.services.grants.invalidate(id, true);
+  await Promise.all(ids.map((id) => ctx.services.grants.invalidate(id, true)));
 }

@@ -152,7 +152,7 @@ export const deleteApiKeySpec: OperationSpec = {
       return row !== undefined;
     });
     if (!deleted) throw missing();
-    ctx.services.apiKeys?.revoke(keyId);
+    await ctx.services.apiKeys?.revoke(keyId);
     return noContent;
   },
 };

@@ -123,7 +123,7 @@ export const createGrantSpec: OperationSpec = {
       )).rows[0];
       if (row === undefined) throw new Error('capability grant vanished between insert and read');
     }
-    ctx.services.grants.invalidate(projectId);
+    await ctx.services.grants.invalidate(projectId);
     return control(ctx, 'CapabilityGrant', 'active', record(row), 201);
   },
 };
@@ -158,7 +158,7 @@ export const deleteGrantSpec: OperationSpec = {
     const res = await ctx.services.db.query('DELETE FROM plinth.capability_grants WHERE id = $1 AND project_id = $2 RETURNING id', [grantId.toLowerCase(), projectId]);
     if (res.rows.length === 0) throw missing();
     // revoked: open realtime connections of the project end, on every node (runtime/realtime/session-connections.ts).
-    ctx.services.grants.invalidate(projectId, true);
+    await ctx.services.grants.invalidate(projectId, true);
     return noContent;
   },
 };
