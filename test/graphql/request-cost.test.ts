@@ -124,7 +124,7 @@ forEachBackend('GraphQL: one request against every tenant', (backend: Backend) =
     return { p99: p99(latencies), attacks, reads: latencies.length, all: latencies.map((x) => Math.round(x)) };
   }
 
-  it(`over HTTP: another tenant's REST reads stay under ${P99_BOUND_MS} ms at p99 while the worst accepted document runs`, async () => {
+  it(`over HTTP: another tenant's REST reads stay under ${P99_BOUND_MS} ms at p99 while the worst accepted document runs`, { timeout: 120_000 }, async () => {
     const m = await otherTenantP99While(async (query) => {
       const r = await user.post('/graphql', { query });
       assert.ok(r.status === 200 || r.status === 400, r.text);
@@ -133,7 +133,7 @@ forEachBackend('GraphQL: one request against every tenant', (backend: Backend) =
     assert.ok(m.p99 < P99_BOUND_MS, `p99 ${m.p99.toFixed(1)} ms over ${m.reads} reads (${m.attacks} attack rounds) ${JSON.stringify(m.all)}`);
   });
 
-  it(`over graphql-ws: another tenant's REST reads stay under ${P99_BOUND_MS} ms at p99 while the worst accepted document runs`, async () => {
+  it(`over graphql-ws: another tenant's REST reads stay under ${P99_BOUND_MS} ms at p99 while the worst accepted document runs`, { timeout: 120_000 }, async () => {
     const ws = createClient({ url: `${server.url.replace(/^http/, 'ws')}/graphql`, webSocketImpl: WebSocket, connectionParams: userHeaders, retryAttempts: 0, lazy: false });
     try {
       const m = await otherTenantP99While(async (query) => {
@@ -178,7 +178,7 @@ forEachBackend('GraphQL: one request against every tenant', (backend: Backend) =
     }
   }
 
-  it('PostgreSQL: a request past its time bound answers UNAVAILABLE GraphQL.RequestTimeout and its statement is cancelled', async () => {
+  it('PostgreSQL: a request past its time bound answers UNAVAILABLE GraphQL.RequestTimeout and its statement is cancelled', { timeout: 30_000 }, async () => {
     await withTableLocked(async (db) => {
       const t = Date.now();
       const r = await user.post('/graphql', { query: '{ orders(first: 1) { totalCount } }' });
@@ -190,7 +190,7 @@ forEachBackend('GraphQL: one request against every tenant', (backend: Backend) =
     });
   });
 
-  it('PostgreSQL: an HTTP client that disconnects, and a graphql-ws operation completed by its client, cancel the running statement', async () => {
+  it('PostgreSQL: an HTTP client that disconnects, and a graphql-ws operation completed by its client, cancel the running statement', { timeout: 30_000 }, async () => {
     await withTableLocked(async (db) => {
       const body = JSON.stringify({ query: '{ orders(first: 1) { totalCount } }' });
       const req = httpRequest(`${server.url}/graphql`, { method: 'POST', headers: { ...userHeaders, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) } });
