@@ -103,7 +103,7 @@ export async function executeGraphQL(ctx: OperationContext, dispatch: DispatchFi
     return { status: 400, body: { errors: formatDocumentErrors({ ok: false, errors: [new GraphQLError('subscriptions run over graphql-ws (WebSocket) on this path, not over HTTP POST')], reasonCode: 'GraphQL.SubscriptionOverHttp' }, correlationId) } };
   }
   const services = ctx.services;
-  const budget = new RequestBudget(services.limits.graphqlRequestTimeoutMs ?? DEFAULT_GRAPHQL_REQUEST_TIMEOUT_MS, rootSlotsFor(services.db.connections), ctx.inv.signal);
+  const budget = new RequestBudget(services.limits.graphqlRequestTimeoutMs ?? DEFAULT_GRAPHQL_REQUEST_TIMEOUT_MS, rootSlotsFor(services.db.connections), services.db.backend === 'pglite', ctx.inv.signal);
   try {
     return await run(ctx, { ctx, dispatch, roots: ex.roots, sc, budget }, ex, checked.document, op, body);
   } finally {

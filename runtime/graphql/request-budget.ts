@@ -14,7 +14,8 @@ export const DEFAULT_GRAPHQL_REQUEST_TIMEOUT_MS = 5_000;
  * - Root fields queue for `slots` (1 on PGlite): a request never holds
  *   more than that many statements in the database's queue, so another
  *   request's statement waits for at most those, not for all of this
- *   request's root fields.
+ *   request's root fields. With `pace` (PGlite, whose statements run in
+ *   the node's own thread) a request also pauses between root fields.
  */
 export class RequestBudget {
   readonly signal: AbortSignal;
@@ -24,8 +25,9 @@ export class RequestBudget {
   private free: number;
   private readonly waiting: Array<() => void> = [];
   private started = 0;
+  private lastMs = 0;
 
-  constructor(timeoutMs: number, slots: number, private readonly outer?: AbortSignal) {
+  constructor(timeoutMs: number, slots: number, private readonly pace: boolean, private readonly outer?: AbortSignal) {
     this.signal = this.controller.signal;
     this.free = Math.max(1, slots);
     this.timer = setTimeout(() => this.controller.abort(new ServiceError('UNAVAILABLE', 'GraphQL.RequestTimeout',
@@ -40,13 +42,19 @@ export class RequestBudget {
   async run<T>(fn: () => Promise<T>): Promise<T> {
     if (this.free > 0) this.free--;
     else await new Promise<void>((resolve) => this.waiting.push(resolve));
-    // Past the first root field, a turn of the event loop first: on PGlite a statement runs in this
-    // thread, and other requests' I/O (their next statement, their answer) goes before ours.
-    if (this.started++ > 0) await new Promise<void>((resolve) => setImmediate(resolve));
+    // Past the first root field, other requests go first: a turn of the event loop (their I/O, their
+    // next statement) and, when statements run in this thread (PGlite), a pause as long as this
+    // request's last root field took, so it holds the thread at most half of the time.
+    if (this.started++ > 0) {
+      if (this.pace && this.lastMs >= 1) await new Promise<void>((resolve) => setTimeout(resolve, this.lastMs).unref());
+      else await new Promise<void>((resolve) => setImmediate(resolve));
+    }
+    const t = performance.now();
     try {
       this.signal.throwIfAborted();
       return await fn();
     } finally {
+      this.lastMs = Math.min(performance.now() - t, MAX_PAUSE_MS);
       const next = this.waiting.shift();
       if (next !== undefined) next();
       else this.free++;
@@ -59,6 +67,9 @@ export class RequestBudget {
     this.outer?.removeEventListener('abort', this.onOuterAbort);
   }
 }
+
+/** Longest pause between two root fields of a paced request. */
+const MAX_PAUSE_MS = 100;
 
 /** Root fields of one request at a time: PGlite's one connection gets 1; a pool gives a request a quarter of it. */
 export const rootSlotsFor = (connections: number): number => Math.max(1, Math.floor(connections / 4));

@@ -11,6 +11,7 @@ import { after, before, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
+import { Worker } from 'node:worker_threads';
 import { createClient } from 'graphql-ws';
 import pg from 'pg';
 import WebSocket from 'ws';
@@ -20,7 +21,7 @@ import { expectStatus } from '../support/expect.js';
 import { forEachBackend, startServer, type Backend, type TestServer } from '../support/server.js';
 
 const ROWS = 20_000;
-/** The time bound of one request in this suite (GRAPHQL_REQUEST_TIMEOUT_MS). */
+/** The time bound of one request in the PostgreSQL suite (GRAPHQL_REQUEST_TIMEOUT_MS). */
 const TIMEOUT_MS = 3_000;
 const OWN = { owner: { eq: { $actor: 'subjectId' } } };
 const aliases = (n: number, field: string): string => `{ ${Array.from({ length: n }, (_, i) => `a${i}: ${field}`).join(' ')} }`;
@@ -35,6 +36,29 @@ const ATTACK_MS = 3_000;
  */
 const ATTACKERS: Record<Backend, number> = { postgres: 3, pglite: 1 };
 const P99_BOUND_MS = 250;
+
+/** Sequential GETs of `paths` in turns for `ms` (at least one) from a worker thread: their latencies in ms; a non-200 fails. */
+function readInWorker(base: string, paths: string[], headers: Record<string, string>, ms: number): Promise<number[]> {
+  const code = `
+    const { parentPort, workerData: w } = require('node:worker_threads');
+    (async () => {
+      const out = [];
+      const until = Date.now() + w.ms;
+      do {
+        const t = performance.now();
+        const r = await fetch(w.base + w.paths[out.length % w.paths.length], { headers: w.headers });
+        await r.text();
+        if (r.status !== 200) throw new Error('GET answered ' + r.status);
+        out.push(performance.now() - t);
+      } while (Date.now() < until);
+      parentPort.postMessage(out);
+    })();`;
+  const worker = new Worker(code, { eval: true, workerData: { base, paths, headers, ms } });
+  return new Promise((resolve, reject) => {
+    worker.once('message', (out: number[]) => resolve(out));
+    worker.once('error', reject);
+  });
+}
 
 const p99 = (xs: number[]): number => {
   const s = [...xs].sort((a, b) => a - b);
@@ -51,7 +75,8 @@ forEachBackend('GraphQL: one request against every tenant', (backend: Backend) =
   let table: string;
 
   before(async () => {
-    server = await startServer({ backend, env: { GRAPHQL_REQUEST_TIMEOUT_MS: String(TIMEOUT_MS) } });
+    // The time bound is shortened where the tests below reach it (PostgreSQL); PGlite keeps the default.
+    server = await startServer({ backend, env: backend === 'postgres' ? { GRAPHQL_REQUEST_TIMEOUT_MS: String(TIMEOUT_MS) } : {} });
     const a = await bootstrapProject(server.url, server.adminToken);
     admin = a.client;
     await defineEntity(admin, { entityName: 'Order', fields: [{ name: 'owner', type: 'ID', nullable: false }, { name: 'total', type: 'Int', nullable: true }] });
@@ -98,10 +123,12 @@ forEachBackend('GraphQL: one request against every tenant', (backend: Backend) =
   });
 
   /**
-   * The other tenant's sequential REST reads while `attack` runs in ATTACKERS parallel loops
-   * (each loop sends the probe and the largest accepted document): their p99.
+   * The other tenant's sequential REST reads (a list and a point read, in turns) while `attack`
+   * runs in ATTACKERS parallel loops (each loop sends the probe and the largest accepted
+   * document): their p99. The reader runs in a worker thread, as a remote client would: in this
+   * thread its own socket events would queue behind the attack's PGlite statements too.
    */
-  async function otherTenantP99While(attack: (query: string) => Promise<void>): Promise<{ p99: number; attacks: number; reads: number; all: number[] }> {
+  async function otherTenantP99While(attack: (query: string) => Promise<void>): Promise<{ p99: number; attacks: number; reads: number }> {
     let attacks = 0;
     let running = true;
     const loops = Array.from({ length: ATTACKERS[backend] }, async () => {
@@ -110,37 +137,33 @@ forEachBackend('GraphQL: one request against every tenant', (backend: Backend) =
         attacks++;
       }
     });
-    const latencies: number[] = [];
-    const until = Date.now() + ATTACK_MS;
     await new Promise((r) => setTimeout(r, 100)); // the attack is under way
-    while (Date.now() < until) {
-      const t = performance.now();
-      const r = await other.get(latencies.length % 2 === 0 ? '/api/notes?pageSize=10' : `/api/notes/${otherNoteId}`);
-      latencies.push(performance.now() - t);
-      assert.equal(r.status, 200);
-    }
+    const headers = { authorization: `Bearer ${other.scope.token!}`, 'x-service-tenant': other.scope.tenant!, 'x-service-project': other.scope.project! };
+    const latencies = await readInWorker(server.url, ['/api/notes?pageSize=10', `/api/notes/${otherNoteId}`], headers, ATTACK_MS);
     running = false;
     await Promise.all(loops);
-    return { p99: p99(latencies), attacks, reads: latencies.length, all: latencies.map((x) => Math.round(x)) };
+    return { p99: p99(latencies), attacks, reads: latencies.length };
   }
 
-  it(`over HTTP: another tenant's REST reads stay under ${P99_BOUND_MS} ms at p99 while the worst accepted document runs`, { timeout: 120_000 }, async () => {
+  it(`over HTTP: another tenant's REST reads stay under ${P99_BOUND_MS} ms at p99 while the worst accepted document runs`, { timeout: 120_000 }, async (t) => {
     const m = await otherTenantP99While(async (query) => {
       const r = await user.post('/graphql', { query });
       assert.ok(r.status === 200 || r.status === 400, r.text);
     });
+    t.diagnostic(`p99 ${m.p99.toFixed(1)} ms, ${m.reads} reads, ${m.attacks} attack rounds`);
     assert.ok(m.attacks >= 1, 'the attack ran');
-    assert.ok(m.p99 < P99_BOUND_MS, `p99 ${m.p99.toFixed(1)} ms over ${m.reads} reads (${m.attacks} attack rounds) ${JSON.stringify(m.all)}`);
+    assert.ok(m.p99 < P99_BOUND_MS, `p99 ${m.p99.toFixed(1)} ms over ${m.reads} reads (${m.attacks} attack rounds)`);
   });
 
-  it(`over graphql-ws: another tenant's REST reads stay under ${P99_BOUND_MS} ms at p99 while the worst accepted document runs`, { timeout: 120_000 }, async () => {
+  it(`over graphql-ws: another tenant's REST reads stay under ${P99_BOUND_MS} ms at p99 while the worst accepted document runs`, { timeout: 120_000 }, async (t) => {
     const ws = createClient({ url: `${server.url.replace(/^http/, 'ws')}/graphql`, webSocketImpl: WebSocket, connectionParams: userHeaders, retryAttempts: 0, lazy: false });
     try {
       const m = await otherTenantP99While(async (query) => {
         await new Promise<void>((resolve) => ws.subscribe({ query }, { next: () => {}, error: () => resolve(), complete: () => resolve() }));
       });
+      t.diagnostic(`p99 ${m.p99.toFixed(1)} ms, ${m.reads} reads, ${m.attacks} attack rounds`);
       assert.ok(m.attacks >= 1, 'the attack ran');
-      assert.ok(m.p99 < P99_BOUND_MS, `p99 ${m.p99.toFixed(1)} ms over ${m.reads} reads (${m.attacks} attack rounds) ${JSON.stringify(m.all)}`);
+      assert.ok(m.p99 < P99_BOUND_MS, `p99 ${m.p99.toFixed(1)} ms over ${m.reads} reads (${m.attacks} attack rounds)`);
     } finally {
       await ws.dispose();
     }
