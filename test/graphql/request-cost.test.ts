@@ -7,7 +7,7 @@
  * request past its time bound, or whose client went away, has its running
  * statement cancelled.
  */
-import { after, before, it } from 'node:test';
+import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
@@ -235,5 +235,27 @@ forEachBackend('GraphQL: one request against every tenant', (backend: Backend) =
         await ws.dispose();
       }
     });
+  });
+});
+
+describe('GraphQL: the time bound on PGlite [pglite]', () => {
+  let server: TestServer;
+  let admin: Client;
+  before(async () => {
+    server = await startServer({ backend: 'pglite', env: { GRAPHQL_REQUEST_TIMEOUT_MS: '100' } });
+    const a = await bootstrapProject(server.url, server.adminToken);
+    admin = a.client;
+    await defineEntity(admin, { entityName: 'Order', fields: [{ name: 'owner', type: 'ID', nullable: false }, { name: 'total', type: 'Int', nullable: true }] });
+    await server.node.services.db.query(`INSERT INTO "${branchSchemaName(a.projectId, 'main')}"."Order" (owner, total) SELECT gen_random_uuid(), g FROM generate_series(1, ${ROWS}) g`);
+  });
+  after(async () => { await server?.close(); });
+
+  it('a running statement cannot be interrupted there, so the bound stops the request between root fields: the later ones fail with GraphQL.RequestTimeout', async () => {
+    const r = await admin.post('/graphql', { query: WORST_ACCEPTED });
+    assert.equal(r.status, 200, r.text);
+    // Root fields are non-null connections: a failed one nulls `data`; the errors say which failed.
+    const failed = new Map<string, any>((r.body.errors ?? []).map((e: any) => [e.path[0], e.extensions]));
+    assert.equal(failed.has('a0'), false, 'the first root field ran');
+    assert.deepEqual([failed.get('a29')?.code, failed.get('a29')?.reasonCode], ['UNAVAILABLE', 'GraphQL.RequestTimeout'], 'the last did not');
   });
 });
