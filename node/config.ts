@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { LogLevel } from '../runtime/log.js';
 import { PGLITE_DEFAULT_SHARED_BUFFERS_MB } from '../storage/pglite-client.js';
+import { DEFAULT_GRAPHQL_REQUEST_TIMEOUT_MS } from '../runtime/graphql/request-budget.js';
 
 /** Thrown at boot for a bad setting: fail at start, never under load. */
 export class InvalidConfig extends Error {
@@ -60,6 +61,8 @@ export interface NodeConfig {
   maxBatchRows: number;
   /** IDEMPOTENCY_RETENTION_HOURS: how long an Idempotency-Key answers with the prior result (spec: 24 h). */
   idempotencyRetentionMs: number;
+  /** GRAPHQL_REQUEST_TIMEOUT_MS: how long one GraphQL request may run its statements (docs/graphql.md "Time per request"). */
+  graphqlRequestTimeoutMs: number;
   /** AUDIT_RETENTION_DAYS: audit rows older than this are deleted; 0 keeps them forever. Default 30. */
   auditRetentionMs: number;
   /** EVENT_RETENTION_DAYS: rows of the SQL event projection older than this are deleted (never before the webhook router passed them); 0 keeps them. Default: EVENT_STREAM_MAX_AGE_HOURS (7 days). */
@@ -231,6 +234,7 @@ export function parseConfig(env: NodeJS.ProcessEnv = process.env): NodeConfig {
     maxPageSize: int(env, 'MAX_PAGE_SIZE', 200, 1, 10_000),
     maxBatchRows: int(env, 'MAX_BATCH_ROWS', 1000, 1, 10_000),
     idempotencyRetentionMs: int(env, 'IDEMPOTENCY_RETENTION_HOURS', 24, 1, 24 * 30) * HOUR_MS,
+    graphqlRequestTimeoutMs: int(env, 'GRAPHQL_REQUEST_TIMEOUT_MS', DEFAULT_GRAPHQL_REQUEST_TIMEOUT_MS, 100, 600_000),
     auditRetentionMs: retentionDays(env, 'AUDIT_RETENTION_DAYS', 30 * DAY_MS),
     // The SQL projection keeps what the JetStream log keeps unless told otherwise.
     eventRetentionMs: retentionDays(env, 'EVENT_RETENTION_DAYS', int(env, 'EVENT_STREAM_MAX_AGE_HOURS', 168, 1, 24 * 3650) * HOUR_MS),

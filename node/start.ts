@@ -202,7 +202,7 @@ export async function startNode(config: NodeConfig): Promise<RunningNode> {
     scopes, publications, grants, governance, quotas, stability,
     audit, outbox, eventTail, usage,
     control: (leaseVia.control = new ActorControlPlane(actors)),
-    limits: { maxPageSize: config.maxPageSize, maxBatchRows: config.maxBatchRows, idempotencyRetentionMs: config.idempotencyRetentionMs },
+    limits: { maxPageSize: config.maxPageSize, maxBatchRows: config.maxBatchRows, idempotencyRetentionMs: config.idempotencyRetentionMs, graphqlRequestTimeoutMs: config.graphqlRequestTimeoutMs },
     node,
     webhooks,
     routes: { resolve: route, list: () => STATIC_ROUTES.map((r) => ({ method: r.method, path: r.path, operationId: r.spec.id, authn: r.spec.authn })) },

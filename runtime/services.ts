@@ -142,6 +142,8 @@ export interface Limits {
   maxPageSize: number;
   maxBatchRows: number;
   idempotencyRetentionMs: number;
+  /** GRAPHQL_REQUEST_TIMEOUT_MS (runtime/graphql/request-budget.ts); absent: its default. */
+  graphqlRequestTimeoutMs?: number;
 }
 
 export interface Services {

@@ -2,6 +2,7 @@ import pg from 'pg';
 import type { QueryResult, SqlClient, SqlExecutor } from './sql-client.js';
 import { ARRAY_ELEMENT_OID, TEXT_PARSERS } from './type-parsers.js';
 import { retrySerializable } from './retry.js';
+import { cancelRunningStatement } from './pg-cancel.js';
 import { isConnectionError, sqlstateOf } from './sql-errors.js';
 
 /** Tries of a transaction whose connection died before COMMIT (then the server rolled it back). */
@@ -69,7 +70,8 @@ export class PgClient implements SqlClient {
     });
   }
 
-  async query<R>(sql: string, params?: readonly unknown[], preparedName?: string): Promise<QueryResult<R>> {
+  async query<R>(sql: string, params?: readonly unknown[], preparedName?: string, signal?: AbortSignal): Promise<QueryResult<R>> {
+    if (signal !== undefined) return this.cancellableQuery<R>(sql, params, preparedName, signal);
     let res: pg.QueryResult;
     if (preparedName === undefined) res = await this.pool.query(sql, params as unknown[] | undefined);
     else {
@@ -83,6 +85,45 @@ export class PgClient implements SqlClient {
       }
     }
     return { rows: res.rows as R[], rowCount: res.rowCount ?? 0 };
+  }
+
+  /**
+   * A statement of a request that may end early (its deadline, its client gone): on abort,
+   * PostgreSQL's cancel request (a separate short connection carrying the backend's key; no
+   * pool slot) stops it. The connection of an aborted statement is then discarded, not
+   * returned to the pool: a cancel that lands late would otherwise hit the next borrower's
+   * statement. Same connection checkout as pool.query, so no extra round trip.
+   */
+  private async cancellableQuery<R>(sql: string, params: readonly unknown[] | undefined, preparedName: string | undefined, signal: AbortSignal): Promise<QueryResult<R>> {
+    signal.throwIfAborted();
+    const client = await this.pool.connect();
+    let broken = false;
+    const onError = (): void => {
+      broken = true;
+    };
+    client.on('error', onError);
+    const cancel = (): void => {
+      broken = true;
+      cancelRunningStatement(this.opts.connectionString, client);
+    };
+    try {
+      signal.throwIfAborted();
+      signal.addEventListener('abort', cancel, { once: true });
+      const values = params as unknown[] | undefined;
+      const res = await (preparedName === undefined ? client.query(sql, values) : client.query({ name: preparedName, text: sql, values }).catch((err: unknown) => {
+        if (!isStaleCachedPlan(err)) throw err;
+        return client.query(sql, values);
+      }));
+      return { rows: res.rows as R[], rowCount: res.rowCount ?? 0 };
+    } catch (err) {
+      // 57014 query_canceled: the caller learns why (deadline, client gone) from the signal.
+      if (signal.aborted) throw signal.reason;
+      throw err;
+    } finally {
+      signal.removeEventListener('abort', cancel);
+      client.off('error', onError);
+      client.release(broken);
+    }
   }
 
   async exec(sql: string): Promise<void> {

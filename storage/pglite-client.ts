@@ -60,7 +60,10 @@ export class PgliteClient implements SqlClient {
     return new PgliteClient(db);
   }
 
-  async query<R>(sql: string, params?: readonly unknown[]): Promise<QueryResult<R>> {
+  async query<R>(sql: string, params?: readonly unknown[], _preparedName?: string, signal?: AbortSignal): Promise<QueryResult<R>> {
+    // One connection, in-process: a running statement cannot be interrupted (statement_timeout never fires in
+    // the WASM build), so an aborted request only stops before its next statement.
+    signal?.throwIfAborted();
     const res = await this.db.query<R>(sql, params as unknown[] | undefined);
     return { rows: res.rows, rowCount: rowCountOf(res) };
   }

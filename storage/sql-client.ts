@@ -25,8 +25,11 @@ export interface SqlExecutor {
    * `preparedName`: run as a named prepared statement (PostgreSQL parses and plans it once per
    * connection). Only for a fixed text compiled once, e.g. per publication: a name always stands
    * for one text, and names are never reused for another. PGlite ignores it.
+   * `signal`: the request this statement serves; once it aborts, the statement is not started,
+   * and PostgreSQL cancels it if it is running (rejecting with the signal's reason). PGlite
+   * cannot interrupt a running statement (docs/graphql.md "Time per request").
    */
-  query<R = Record<string, unknown>>(sql: string, params?: readonly unknown[], preparedName?: string): Promise<QueryResult<R>>;
+  query<R = Record<string, unknown>>(sql: string, params?: readonly unknown[], preparedName?: string, signal?: AbortSignal): Promise<QueryResult<R>>;
 }
 
 export interface SqlClient extends SqlExecutor {

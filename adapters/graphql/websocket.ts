@@ -38,11 +38,13 @@ interface GraphQLSocket extends SocketScope {
   pending: number;
   untrack: (() => void) | null;
   untrackProject: (() => void) | null;
+  /** Queries and mutations running, by operation id: a client `complete` or the socket's close aborts them. */
+  running: Map<string, AbortController>;
 }
 
 /** What an accepted `subscribe` message carries to execution (graphql-ws's contextValue). */
 type SocketOperation =
-  | { kind: 'operation'; socket: GraphQLSocket; payload: unknown; correlationId: string }
+  | { kind: 'operation'; socket: GraphQLSocket; payload: unknown; correlationId: string; id: string; abort: AbortController }
   | { kind: 'subscription'; stream: ChangeStream };
 
 interface Extra {
@@ -135,7 +137,9 @@ export function registerGraphQLWebSocket(app: TemplatedApp, services: Services, 
         const op = outcome.result.body as GraphQLSocketOperation;
         if (op.kind === 'errors') return op.errors;
         const args = { schema: op.schema, document: op.document, operationName: payload.operationName ?? null, variableValues: payload.variables ?? {} };
-        if (op.kind === 'operation') return { ...args, contextValue: { kind: 'operation', socket: s, payload, correlationId } satisfies SocketOperation };
+        if (op.kind === 'operation') {
+          return { ...args, contextValue: { kind: 'operation', socket: s, payload, correlationId, id, abort: new AbortController() } satisfies SocketOperation };
+        }
         return await attach(s, id, op, correlationId, args);
       } finally {
         s.pending--;
@@ -145,9 +149,15 @@ export function registerGraphQLWebSocket(app: TemplatedApp, services: Services, 
     // A query or mutation on the socket is the same GraphQL.Request as `POST /graphql`, with the connection's credential.
     execute: async (args: ExecutionArgs): Promise<ExecutionResult> => {
       const c = args.contextValue as Extract<SocketOperation, { kind: 'operation' }>;
-      const outcome = await dispatch(socketInvocation(GRAPHQL_REQUEST_SPEC, c.socket, c.payload, c.correlationId, 'graphql'), rtServices);
-      if (!outcome.ok) return { errors: refuse(outcome.error, c.correlationId) };
-      return outcome.result.body as ExecutionResult;
+      // Its statements stop when the client completes it or the socket closes (docs/graphql.md "Time per request").
+      c.socket.running.set(c.id, c.abort);
+      try {
+        const outcome = await dispatch({ ...socketInvocation(GRAPHQL_REQUEST_SPEC, c.socket, c.payload, c.correlationId, 'graphql'), signal: c.abort.signal }, rtServices);
+        if (!outcome.ok) return { errors: refuse(outcome.error, c.correlationId) };
+        return outcome.result.body as ExecutionResult;
+      } finally {
+        c.socket.running.delete(c.id);
+      }
     },
     onNext: (_ctx, _id, _payload, _args, result) => (result.errors === undefined ? result : { ...result, errors: formatErrors(result.errors) }) as never,
   });
@@ -190,7 +200,7 @@ export function registerGraphQLWebSocket(app: TemplatedApp, services: Services, 
       chooseProtocol: subprotocolOf,
     }, (scope, protocol): GraphQLSocket => ({
       ...scope, protocol,
-      conn: null, handleMessage: null, closed: null, streams: new Set(), pending: 0, untrack: null, untrackProject: null,
+      conn: null, handleMessage: null, closed: null, streams: new Set(), pending: 0, untrack: null, untrackProject: null, running: new Map(),
     })),
     open: (ws: WebSocket<GraphQLSocket>) => guard(ws, services, () => {
       wsStats.open++;
@@ -212,8 +222,10 @@ export function registerGraphQLWebSocket(app: TemplatedApp, services: Services, 
       const s = ws.getUserData();
       const handle = s.handleMessage;
       if (handle === null) return;
+      const text = Buffer.from(message).toString('utf8');
+      if (s.running.size > 0) abortCompleted(s, text);
       // graphql-ws answers a malformed or out-of-order message with its own close code (4400, 4401, 4409, 4429).
-      handle(Buffer.from(message).toString('utf8')).catch((err: unknown) => {
+      handle(text).catch((err: unknown) => {
         maskError(err, randomUUID(), services.log);
         s.conn?.endWith(INTERNAL_CLOSE_CODE, 'internal error');
       });
@@ -226,12 +238,32 @@ export function registerGraphQLWebSocket(app: TemplatedApp, services: Services, 
         s.untrackProject?.();
         s.conn?.closed();
         for (const stream of [...s.streams]) void stream.return();
+        for (const running of s.running.values()) running.abort();
         s.closed?.(code, Buffer.from(message).toString('utf8')).catch((err: unknown) => maskError(err, randomUUID(), services.log));
       } catch (err) {
         maskError(err, randomUUID(), services.log);
       }
     },
   });
+}
+
+/** Longest `complete` message looked at: `{"id":"…","type":"complete"}` with a generous id. */
+const MAX_COMPLETE_BYTES = 512;
+
+/**
+ * A client's `complete` for a query or mutation still running aborts it.
+ * graphql-ws only forgets such an operation (its result is dropped when it
+ * comes), with no hook, so the message is read here first; only short
+ * messages while something runs are parsed, graphql-ws still judges them.
+ */
+function abortCompleted(s: GraphQLSocket, text: string): void {
+  if (text.length > MAX_COMPLETE_BYTES || !text.includes('complete')) return;
+  try {
+    const m = JSON.parse(text) as { type?: unknown; id?: unknown };
+    if (m.type === 'complete' && typeof m.id === 'string') s.running.get(m.id)?.abort();
+  } catch {
+    /* graphql-ws closes with 4400 */
+  }
 }
 
 /** A throw inside a uWS callback would stop the process for every tenant: the one connection is closed instead. */

@@ -151,6 +151,14 @@ async function run(services: Services, meta: RequestMeta, m: RouteMatch, basePat
     return recordRefusal(services, refusalInvocation(meta, m.spec, basePath), err as ServiceError);
   }
   const query = parseQuery(meta.query);
+  // An abortable operation (GraphQL.Request) stops its statements when the client disconnects.
+  let signal: AbortSignal | undefined;
+  if (m.spec.abortable === true) {
+    const gone = new AbortController();
+    if (target.aborted) gone.abort();
+    else target.onAbort = () => gone.abort();
+    signal = gone.signal;
+  }
   const inv: Invocation = {
     correlationId: meta.correlationId,
     protocol: 'rest',
@@ -172,6 +180,7 @@ async function run(services: Services, meta: RequestMeta, m: RouteMatch, basePat
     clientAddress: target.aborted ? null : Buffer.from(target.res.getRemoteAddressAsText()).toString(),
     ...(raw ? { rawBody: bytes } : {}),
     ...(m.spec.requestHeaders === undefined ? {} : { headers: extraHeaders }),
+    ...(signal === undefined ? {} : { signal }),
   };
   const outcome = await dispatch(inv, services);
   if (outcome.publicationVersion !== undefined) target.publicationVersion = outcome.publicationVersion;

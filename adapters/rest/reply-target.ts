@@ -13,7 +13,7 @@ export interface ReplyTarget {
   maxResponseBytes: number;
   /** Set once the status line is written: after that only closing the connection can signal a failure. */
   started?: boolean;
-  /** Set by a streaming response; the handler's onAborted calls it (uWS keeps one abort handler per response). */
+  /** Set by a streaming response or an abortable operation; the handler's onAborted calls it (uWS keeps one abort handler per response). */
   onAbort?: () => void;
   /** The route's error shape (OperationSpec.errorShape): GraphQL's `errors[]` instead of the REST envelope. */
   errorShape?: 'graphql';

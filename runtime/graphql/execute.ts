@@ -1,6 +1,6 @@
 import {
   execute, GraphQLError, GraphQLNonNull, GraphQLObjectType,
-  type ExecutionResult, type FieldNode, type GraphQLFieldResolver, type GraphQLFormattedError, type GraphQLOutputType,
+  type DocumentNode, type ExecutionResult, type FieldNode, type OperationDefinitionNode, type GraphQLFieldResolver, type GraphQLFormattedError, type GraphQLOutputType,
 } from 'graphql';
 import type { CompiledEntity } from '../entities/compiled-entity.js';
 import type { PageResult, ShapedRow } from '../entities/shape.js';
@@ -12,11 +12,12 @@ import type { EntityOperationKind } from '../publication/operations.js';
 import type { CompiledPublication } from '../publication/compiled-publication.js';
 import type { Invocation, OperationContext, Result } from '../operations/types.js';
 import { ENTITY_SPECS } from '../operations/entity/index.js';
-import { checkRequest, formatDocumentErrors, graphqlBodyOf } from './request-document.js';
+import { checkRequest, formatDocumentErrors, graphqlBodyOf, type GraphQLBody } from './request-document.js';
 import { entityTypeNames } from './names.js';
 import { graphqlSchemaOf } from './schema.js';
 import { collectFields, namedType, pageShapeOf, rowShapeOf, type SelectionContext } from './selection.js';
 import { executeQuery, type Resolve } from './complete.js';
+import { DEFAULT_GRAPHQL_REQUEST_TIMEOUT_MS, RequestBudget, rootSlotsFor } from './request-budget.js';
 
 /**
  * The operation a root field dispatches (its REST twin) and how it reads the
@@ -45,6 +46,8 @@ interface RequestContext {
   dispatch: DispatchField;
   roots: Map<string, RootField>;
   sc: SelectionContext;
+  /** The request's time bound, client abort and root-field slots. */
+  budget: RequestBudget;
 }
 
 const KIND_OPERATION: Record<RootKind, EntityOperationKind> = { list: 'List', one: 'Read', create: 'Create', update: 'Update', delete: 'Delete' };
@@ -92,15 +95,27 @@ export async function executeGraphQL(ctx: OperationContext, dispatch: DispatchFi
   const correlationId = ctx.inv.correlationId;
   const body = graphqlBodyOf(ctx.inv.body);
   const pub = ctx.scope!.publication;
-  const { schema } = graphqlSchemaOf(pub);
   const ex = executorOf(pub);
   const checked = checkRequest(pub, body);
   if (!checked.ok) return { status: 400, body: { errors: formatDocumentErrors(checked, correlationId) } };
-  const { document, op, sc } = checked;
+  const { op, sc } = checked;
   if (op.operation === 'subscription') {
     return { status: 400, body: { errors: formatDocumentErrors({ ok: false, errors: [new GraphQLError('subscriptions run over graphql-ws (WebSocket) on this path, not over HTTP POST')], reasonCode: 'GraphQL.SubscriptionOverHttp' }, correlationId) } };
   }
-  const rc: RequestContext = { ctx, dispatch, roots: ex.roots, sc };
+  const services = ctx.services;
+  const budget = new RequestBudget(services.limits.graphqlRequestTimeoutMs ?? DEFAULT_GRAPHQL_REQUEST_TIMEOUT_MS, rootSlotsFor(services.db.connections), services.db.backend === 'pglite', ctx.inv.signal);
+  try {
+    return await run(ctx, { ctx, dispatch, roots: ex.roots, sc, budget }, ex, checked.document, op, body);
+  } finally {
+    budget.end();
+  }
+}
+
+/** The checked operation, executed within the request's budget. */
+async function run(ctx: OperationContext, rc: RequestContext, ex: PublicationExecutor, document: DocumentNode, op: OperationDefinitionNode, body: GraphQLBody): Promise<Result> {
+  const { schema } = graphqlSchemaOf(ctx.scope!.publication);
+  const { sc } = rc;
+  const correlationId = ctx.inv.correlationId;
   const resolver = fieldResolver(ex);
   // Queries without introspection complete the planned results directly (complete.ts); mutations
   // (serial root fields) and introspection go through graphql-js's executor with the same resolver.
@@ -219,7 +234,7 @@ async function dispatchOne(rc: RequestContext, entity: CompiledEntity, kind: Roo
     authenticated: rc.ctx.actor,
     ...extra,
   };
-  const out = await rc.dispatch(inv);
+  const out = await rc.budget.run(() => rc.dispatch({ ...inv, signal: rc.budget.signal }));
   if (!out.ok) throw out.error;
   return out.result;
 }

@@ -2,7 +2,7 @@ import { getOperationAST, getVariableValues, GraphQLError, Kind, type DocumentNo
 import { validationFailed } from '../errors/service-error.js';
 import type { CompiledPublication } from '../publication/compiled-publication.js';
 import { DocumentCache } from './documents.js';
-import { costOf, GRAPHQL_LIMITS } from './limits.js';
+import { costOf, GRAPHQL_LIMITS, rootFieldCount } from './limits.js';
 import { graphqlSchemaOf } from './schema.js';
 import type { SelectionContext } from './selection.js';
 
@@ -50,15 +50,14 @@ const failure = (message: string, reasonCode: string): DocumentFailure => ({ ok:
 /**
  * Everything checked before a GraphQL operation executes (CONTRACT: GraphQL
  * errors and limits): the cached parse and validation, the operation named
- * by `operationName`, the variables' coercion, then depth and complexity.
+ * by `operationName`, the variables' coercion, then root fields, depth and
+ * complexity (limits.ts; aliases are bounded with the parse, documents.ts).
  * The same check for HTTP and for graphql-ws, so both refuse alike.
  */
 export function checkRequest(pub: CompiledPublication, body: GraphQLBody): CheckedRequest | DocumentFailure {
   const { schema } = graphqlSchemaOf(pub);
   const checked = cacheOf(pub).get(body.query);
-  if (!checked.ok) {
-    return { ok: false, errors: checked.errors, reasonCode: checked.errors[0]?.message.startsWith('Syntax Error') === true ? 'GraphQL.SyntaxError' : 'GraphQL.InvalidDocument' };
-  }
+  if (!checked.ok) return checked;
   const document = checked.document;
   const op = getOperationAST(document, body.operationName);
   if (op === null || op === undefined) {
@@ -69,6 +68,8 @@ export function checkRequest(pub: CompiledPublication, body: GraphQLBody): Check
   const fragments: Record<string, FragmentDefinitionNode> = {};
   for (const d of document.definitions) if (d.kind === Kind.FRAGMENT_DEFINITION) fragments[d.name.value] = d;
   const sc: SelectionContext = { fragments, variables: coerced.coerced };
+  const roots = rootFieldCount(op, sc);
+  if (roots > GRAPHQL_LIMITS.maxRootFields) return failure(`the operation has ${roots} root fields; at most ${GRAPHQL_LIMITS.maxRootFields}`, 'GraphQL.TooManyRootFields');
   const cost = costOf(schema, op, sc);
   if (cost.depth > GRAPHQL_LIMITS.maxDepth) return failure(`query depth ${cost.depth} exceeds ${GRAPHQL_LIMITS.maxDepth}`, 'GraphQL.DepthExceeded');
   if (cost.complexity > GRAPHQL_LIMITS.maxComplexity) return failure(`query complexity ${cost.complexity} exceeds ${GRAPHQL_LIMITS.maxComplexity}`, 'GraphQL.ComplexityExceeded');

@@ -92,6 +92,11 @@ export interface Invocation {
    * dispatches Realtime.Subscribe): refusals name it, its stability applies.
    */
   bindingId?: string;
+  /**
+   * Aborts when the work is no longer wanted: the caller went away, or (GraphQL) the request's
+   * time bound passed. Reads pass it to the database, which stops their statements (PostgreSQL).
+   */
+  signal?: AbortSignal;
 }
 
 export interface OperationContext {
@@ -143,6 +148,8 @@ export interface OperationSpec {
    * the parts are the decisions, and the explain record of the correlationId is theirs.
    */
   evidence?: 'failures';
+  /** The adapter sets `inv.signal`, aborted when the client goes away (GraphQL.Request: its statements stop with it). */
+  abortable?: true;
 }
 
 export const noGrants = (): readonly string[] => [];

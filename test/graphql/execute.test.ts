@@ -192,13 +192,15 @@ forEachBackend('GraphQL execution', (backend: Backend) => {
     }
   });
 
-  it('document errors are VALIDATION_FAILED before anything runs: syntax, unknown field, variables, depth, complexity, subscription over HTTP', async () => {
+  it('document errors are VALIDATION_FAILED before anything runs: syntax, unknown field, variables, depth, complexity (counts priced), subscription over HTTP', async () => {
     const cases: Array<[string, Record<string, unknown> | undefined, string]> = [
       ['{ orders { ', undefined, 'GraphQL.SyntaxError'],
       ['{ orders { nope } }', undefined, 'GraphQL.InvalidDocument'],
       ['query($n: Int!) { orders(first: $n) { totalCount } }', { n: 'x' }, 'GraphQL.InvalidVariables'],
       [`{ customers { edges { node { orders { edges { node { customer { orders { edges { node { customer { orders { edges { node { id } } } } } } } } } } } } } } }`, undefined, 'GraphQL.DepthExceeded'],
       ['{ customers(first: 200) { edges { node { orders(first: 200) { totalCount } } } } }', undefined, 'GraphQL.ComplexityExceeded'],
+      // 301 points when a count cost 1 and a page of 0 cost nothing; each count is priced as 100 rows, a page of 0 as 1 (docs/graphql.md).
+      ['{ customers(first: 100) { edges { node { orders(first: 0) { totalCount } } } } }', undefined, 'GraphQL.ComplexityExceeded'],
       ['subscription { orderChanged { kind } }', undefined, 'GraphQL.SubscriptionOverHttp'],
     ];
     for (const [query, variables, reasonCode] of cases) {

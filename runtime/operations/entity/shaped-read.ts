@@ -18,7 +18,7 @@ export async function runShapedList(ctx: OperationContext, entity: CompiledEntit
   const st = planner.pageStatement(entity, page);
   traceShapedRead(ctx, entity, page.filter);
   try {
-    const res = await ctx.services.db.query<{ page: unknown }>(st.text, st.values, statementName(entity, st.text));
+    const res = await ctx.services.db.query<{ page: unknown }>(st.text, st.values, statementName(entity, st.text), ctx.inv.signal);
     return { status: 200, body: { data: st.finish(res.rows[0]!.page) } };
   } catch (err) {
     throw mapEntitySqlError(entity, err, 'write');
@@ -33,7 +33,7 @@ export async function runShapedRead(ctx: OperationContext, entity: CompiledEntit
   const st = planner.rowStatement(entity, row, id.toLowerCase());
   traceShapedRead(ctx, entity, null);
   try {
-    const res = await ctx.services.db.query<{ row: unknown }>(st.text, st.values, statementName(entity, st.text));
+    const res = await ctx.services.db.query<{ row: unknown }>(st.text, st.values, statementName(entity, st.text), ctx.inv.signal);
     const found = res.rows[0];
     return { status: 200, body: { data: found === undefined ? null : st.finish(found.row) } };
   } catch (err) {

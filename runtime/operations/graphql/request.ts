@@ -13,5 +13,6 @@ export const GRAPHQL_REQUEST_SPEC: OperationSpec = {
   id: 'GraphQL.Request', authn: 'user', scope: 'project', grants: noGrants,
   errorShape: 'graphql',
   evidence: 'failures',
+  abortable: true,
   execute: (ctx) => executeGraphQL(ctx, (inv) => dispatch(inv, ctx.services)),
 };
