@@ -7,7 +7,8 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { PgClient, PgliteClient, type SqlClient } from '../../storage/index.js';
-import { createTestDatabase, TEST_DATABASE_URL } from '../support/server.js';
+import { createTestDatabase } from '../support/server.js';
+import { withServices } from '../support/services.js';
 
 describe('statement abort [pglite]', () => {
   let db: PgliteClient;
@@ -23,7 +24,7 @@ describe('statement abort [pglite]', () => {
   });
 });
 
-if (TEST_DATABASE_URL !== null) {
+withServices('statement abort [postgres]', ['postgres'], () => {
   describe('statement abort [postgres]', () => {
     let db: SqlClient;
     let drop: () => Promise<void>;
@@ -52,4 +53,4 @@ if (TEST_DATABASE_URL !== null) {
       assert.equal(running.rows[0]!.n, 0);
     });
   });
-}
+});
