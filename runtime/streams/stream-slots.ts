@@ -14,7 +14,7 @@ export interface StreamLimits {
   perNode: number;
 }
 
-export const DEFAULT_STREAM_LIMITS: StreamLimits = { perActor: 200, perNode: 4000 };
+export const DEFAULT_STREAM_LIMITS: StreamLimits = { perActor: 200, perNode: 2000 };
 
 /** What a stream is, for the refusal's reasonCode: a realtime subscription keeps realtime's names. */
 export type StreamKind = 'subscription' | 'stream';

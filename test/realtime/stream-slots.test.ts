@@ -9,12 +9,12 @@
  */
 import { after, before, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
 import { createClient, type Client as WsClient } from 'graphql-ws';
 import WebSocket from 'ws';
 import { bootstrapProject, defineEntity, type Client } from '../support/client.js';
 import { expectStatus, type Json } from '../support/expect.js';
+import { registerReader } from './reader.js';
 import { forEachBackend, startServer, type Backend, type TestServer } from '../support/server.js';
 import { clientOf, fetchProto, loadProto, metadata, serviceTrailers } from '../grpc/support.js';
 
@@ -74,17 +74,7 @@ forEachBackend('stream slots across protocols', (backend: Backend) => {
   }
 
   /** A registered user holding entity:Order:read. */
-  async function reader(): Promise<string> {
-    const anon = admin.with({ token: null });
-    const email = `${randomUUID()}@example.com`;
-    expectStatus(await anon.post('/api/identity/register', { email, password: 'long enough pw' }), 201);
-    const login = await anon.post('/api/identity/login', { email, password: 'long enough pw' });
-    expectStatus(login, 200);
-    const token = login.body.accessToken as string;
-    const me = await anon.with({ token }).get('/api/identity/me');
-    expectStatus(await admin.post(`/api/projects/${scope.projectId}/capability-grants`, { subjectId: me.body.data.subjectId, grant: 'entity:Order:read' }), 201);
-    return token;
-  }
+  const reader = (): Promise<string> => registerReader({ client: admin, projectId: scope.projectId! });
 
   function graphqlWs(token: string): WsClient {
     const client = createClient({
