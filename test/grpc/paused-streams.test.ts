@@ -37,8 +37,8 @@ const HOLD_MS = 5000;
  * admitted stream on each side, plus the calls' own state.
  */
 const RETAINED_BOUND_BYTES = 150 * 1024 * 1024;
-/** The other tenant's slowest read while 1,500 calls arrive in one tick (before the bound: 14–29 s here). */
-const BURST_READ_BOUND_MS = 8000;
+/** The other tenant's slowest read while 1,500 calls arrive in one tick (before the bound: 18–29 s on PGlite here; 1–7 s after, on a loaded machine). */
+const BURST_READ_BOUND_MS = 12_000;
 
 // A full GC before each reading, so the figure is what the streams retain, not garbage not yet collected.
 v8.setFlagsFromString('--expose-gc');
