@@ -99,10 +99,14 @@ export interface NodeConfig {
   realtimeMaxBufferedBytes: number;
   /** REALTIME_MAX_SUBSCRIPTIONS_PER_CONNECTION: subscriptions on one WebSocket connection. Default 100. */
   realtimeMaxSubscriptionsPerConnection: number;
-  /** REALTIME_MAX_SUBSCRIPTIONS_PER_ACTOR: subscriptions of one user in one project, counted per node (the platform admin is not counted). Default 200. */
+  /** REALTIME_MAX_SUBSCRIPTIONS_PER_ACTOR: long-lived streams (realtime subscriptions, gRPC StreamList and Watch) of one user or API key in one project, counted per node (the platform admin is not counted). Default 200. */
   realtimeMaxSubscriptionsPerActor: number;
   /** REALTIME_MAX_FILTERS_PER_PROJECT: distinct realtime filters per project, counted per node. Default 500. */
   realtimeMaxFiltersPerProject: number;
+  /** MAX_STREAMS_PER_NODE: long-lived streams of every actor together on this node (realtime subscriptions, SSE, graphql-ws, gRPC StreamList and Watch, event and audit tails). Default 2000. */
+  maxStreamsPerNode: number;
+  /** STREAM_PAGE_CONCURRENCY: gRPC StreamList page queries in flight on this node, all streams together (FIFO). Default 2. */
+  streamPageConcurrency: number;
   /** REALTIME_FILTER_CHECK_CONCURRENCY: realtime filter queries in flight on this node, all projects together (each project runs one at a time). Default 2. */
   realtimeFilterCheckConcurrency: number;
   /** Failed-login throttling (docs/identity.md); per node, in memory. */
@@ -257,6 +261,8 @@ export function parseConfig(env: NodeJS.ProcessEnv = process.env): NodeConfig {
     realtimeMaxSubscriptionsPerActor: int(env, 'REALTIME_MAX_SUBSCRIPTIONS_PER_ACTOR', 200, 1, 10_000_000),
     realtimeMaxFiltersPerProject: int(env, 'REALTIME_MAX_FILTERS_PER_PROJECT', 500, 1, 1_000_000),
     realtimeFilterCheckConcurrency: int(env, 'REALTIME_FILTER_CHECK_CONCURRENCY', 2, 1, 1000),
+    maxStreamsPerNode: int(env, 'MAX_STREAMS_PER_NODE', 2000, 1, 10_000_000),
+    streamPageConcurrency: int(env, 'STREAM_PAGE_CONCURRENCY', 2, 1, 1000),
     loginThrottle: {
       accountMaxFailures: int(env, 'LOGIN_MAX_FAILURES_PER_ACCOUNT', 5, 1, 1_000_000),
       accountWindowMs: int(env, 'LOGIN_ACCOUNT_WINDOW_S', 900, 1, 86_400) * 1000,

@@ -28,6 +28,8 @@ import { PublicationRegistry } from '../runtime/publication/registry.js';
 import type { EventTailSource } from '../runtime/events/event-tail.js';
 import { SqlEventTail } from '../runtime/events/event-tail.js';
 import { RealtimeHub } from '../runtime/realtime/hub.js';
+import { CheckSlots } from '../runtime/realtime/check-slots.js';
+import { StreamSlots, type LongLivedStreams } from '../runtime/streams/stream-slots.js';
 import { retentionRules } from '../runtime/retention/rules.js';
 import { ClusterRealtimeUsage } from '../cluster/realtime-usage.js';
 import type { GovernanceSource, GrantSource, OutboxKicker, PublicationSource, QuotaEnforcer, ScopeDirectory, Services } from '../runtime/services.js';
@@ -194,6 +196,10 @@ export async function startNode(config: NodeConfig): Promise<RunningNode> {
   passwordHashGate.configure(config.passwordHashConcurrency === 0 ? defaultHashConcurrency() : config.passwordHashConcurrency, config.passwordHashQueue);
   const deploymentLease = driverLease(config.nodeId, config.deploymentLeaseMs);
   const deploymentRecovery = new DeploymentRecovery({ db, lease: deploymentLease, log, invalidate: (projectId) => publications.invalidate(projectId) });
+  const streams: LongLivedStreams = {
+    slots: new StreamSlots({ perActor: config.realtimeMaxSubscriptionsPerActor, perNode: config.maxStreamsPerNode }),
+    pages: new CheckSlots(config.streamPageConcurrency),
+  };
   const services: Services = {
     db, log, nodeId: config.nodeId, deploymentLease,
     adminTokenDigest: createHash('sha256').update(admin.token).digest(),
@@ -207,11 +213,12 @@ export async function startNode(config: NodeConfig): Promise<RunningNode> {
     webhooks,
     routes: { resolve: route, list: () => STATIC_ROUTES.map((r) => ({ method: r.method, path: r.path, operationId: r.spec.id, authn: r.spec.authn })) },
     identity: { refreshReuseGraceMs: config.refreshReuseGraceMs, throttle: new LoginThrottle(config.loginThrottle), federationAllowPrivateIssuers: config.federationAllowPrivateIssuers, webauthn: config.webauthn },
+    streams,
     realtime: new RealtimeHub({
-      db, log, tail: eventTail,
+      db, log, tail: eventTail, streams: streams.slots,
       limits: {
         perProject: config.realtimeMaxSubscriptionsPerProject, perConnection: config.realtimeMaxSubscriptionsPerConnection,
-        perActor: config.realtimeMaxSubscriptionsPerActor, filtersPerProject: config.realtimeMaxFiltersPerProject,
+        filtersPerProject: config.realtimeMaxFiltersPerProject,
       },
       filterCheckConcurrency: config.realtimeFilterCheckConcurrency,
       peers: cluster === null ? undefined : new ClusterRealtimeUsage(cluster.bus, config.nodeId),

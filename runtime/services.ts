@@ -16,6 +16,7 @@ import type { ControlPlaneGateway } from './control/gateway.js';
 import type { BindingStabilitySource } from './versioning/stability-cache.js';
 import type { EventTailSource } from './events/event-tail.js';
 import type { RealtimeHub } from './realtime/hub.js';
+import type { LongLivedStreams } from './streams/stream-slots.js';
 import type { DriverLease } from './deployments/deployment-lease.js';
 import type { CompiledEnvelope } from './governance/compiled.js';
 import type { OutboundWebhooks } from './webhooks/outbound/dispatcher.js';
@@ -165,6 +166,8 @@ export interface Services {
   readonly node: NodeStatus;
   /** Outbound webhooks (secrets, target policy, dispatcher kick). Absent: the webhook routes answer 503. */
   readonly webhooks?: OutboundWebhooks;
+  /** Bounds on the long-lived streams of this node (every protocol's): slots per actor and per node, and StreamList's page queries. */
+  readonly streams: LongLivedStreams;
   /** Realtime subscriptions of this node (WebSocket and SSE). Absent: realtime routes answer 404. */
   readonly realtime?: RealtimeHub;
   /** Project API keys (`plk_…` bearers). Absent: such a bearer is refused like any invalid token. */

@@ -30,7 +30,10 @@ const oneLine = (s: string): string => (s.includes('\n') || s.includes('\r') ? s
  * producer end or server shutdown (app.close() aborts open responses).
  */
 export function writeStream(t: ReplyTarget, status: string, headers: Record<string, string> | undefined, stream: ResultStream, opts: SseOptions = SSE_DEFAULTS): void {
-  if (t.aborted) return;
+  if (t.aborted) {
+    stream.discard?.();
+    return;
+  }
   const res = t.res;
   let open = true;
   let blocked = false;
@@ -160,6 +163,7 @@ export function writeStream(t: ReplyTarget, status: string, headers: Record<stri
     close = stream.open(sink);
   } catch {
     endWith(': error: the stream could not start\n\n');
+    stream.discard?.();
     return;
   }
   if (!open) {

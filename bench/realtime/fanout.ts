@@ -80,7 +80,7 @@ async function main(): Promise<void> {
   const admin = `bench-${randomBytes(8).toString('hex')}`;
   const server = await startNodeServer({
     name: 'realtime', script: join(here, '..', '..', 'main.js'), cwd: process.cwd(), host: '127.0.0.1',
-    env: { SERVICE_ADMIN_TOKEN: admin, DATA_DIR: 'memory:', LOG_LEVEL: 'warn', REALTIME_MAX_SUBSCRIPTIONS_PER_PROJECT: String(N + 10) },
+    env: { SERVICE_ADMIN_TOKEN: admin, DATA_DIR: 'memory:', LOG_LEVEL: 'warn', REALTIME_MAX_SUBSCRIPTIONS_PER_PROJECT: String(N + 10), MAX_STREAMS_PER_NODE: String(N + 10) },
     unsetEnv: ['DATA_DIR', 'NATS_URL', 'PORT', 'HOST'], startTimeoutMs: 60_000, verbose: false,
   });
   const children: ChildProcess[] = [];

@@ -6,6 +6,7 @@ import { connectionOwner, grantsChangedError, ownerEndedError, projectConnection
 import { decodeMessage, encodeMessage } from './decode.js';
 import { dispatchEntity, Refused, type CallContext } from './entity-call.js';
 import type { GrpcExchange, GrpcReply } from './exchange.js';
+import { streamActorOf } from '../streams/stream-slots.js';
 import { listArgsOf } from './unary.js';
 import { bodyOfInput, messageOfRow, type Message } from './values.js';
 
@@ -18,34 +19,47 @@ const DONE: GrpcReply = { kind: 'done' };
 
 /**
  * StreamList: every matching row in sort order, one List page at a time
- * through the keyset cursor. A page is written whole; the next is queried
- * only once the transport's buffer drained: a slow reader slows the query,
- * and at most one page (≤ 200 rows) plus the transport's buffer is held. A
- * call that ended (cancel, deadline, server stop) queries no further page.
+ * through the keyset cursor. The call first takes one of the node's stream
+ * slots (per actor, per node: 429 → RESOURCE_EXHAUSTED, before any query).
+ * Each page is one List dispatch (its connection is back in the pool when
+ * it answers: a paused stream holds none), run through the node's FIFO of
+ * page queries so any number of streams hold at most a few connections.
+ * A page is written whole; the next is queried only once the transport's
+ * buffer drained: a slow reader slows the query, and at most one page
+ * (≤ 200 rows) plus the transport's buffer is held. A call that ended
+ * (cancel, deadline, server stop) queries no further page.
  */
 export async function runStreamList(cc: CallContext, ex: GrpcExchange, request: Uint8Array, started: () => void): Promise<GrpcReply> {
   const t = cc.types;
   const m = decodeMessage(t.listRequest, request);
   const size = typeof m.page_size === 'number' && m.page_size !== 0 ? m.page_size : STREAM_BATCH;
-  let token = typeof m.page_token === 'string' ? m.page_token : '';
-  let first = true;
-  for (;;) {
-    if (ex.ended) return DONE;
-    const result = await dispatchEntity(cc, 'List', { args: listArgsOf({ ...m, page_token: token, include_total: false }, size) });
-    const body = result.body as { data: Array<Record<string, unknown>>; page: Page };
-    if (first) {
-      first = false;
-      started();
-    }
-    let full = false;
-    for (const row of body.data) {
+  const streams = cc.ctx.services.streams;
+  const release = streams.slots.take({ projectId: cc.ctx.scope!.project.id, actor: streamActorOf(cc.ctx.actor) }, 'stream');
+  try {
+    let token = typeof m.page_token === 'string' ? m.page_token : '';
+    let first = true;
+    for (;;) {
       if (ex.ended) return DONE;
-      full = !ex.write(encodeMessage(t.row, messageOfRow(t.entity, row))) || full;
+      const args = listArgsOf({ ...m, page_token: token, include_total: false }, size);
+      const result = await streams.pages.run(() => (ex.ended ? Promise.resolve(null) : dispatchEntity(cc, 'List', { args })));
+      if (result === null) return DONE;
+      const body = result.body as { data: Array<Record<string, unknown>>; page: Page };
+      if (first) {
+        first = false;
+        started();
+      }
+      let full = false;
+      for (const row of body.data) {
+        if (ex.ended) return DONE;
+        full = !ex.write(encodeMessage(t.row, messageOfRow(t.entity, row))) || full;
+      }
+      if (body.page.next === undefined) return DONE;
+      // The next page waits until the transport took this one: a slow reader holds at most one page here.
+      if (full) await ex.drained();
+      token = body.page.next;
     }
-    if (body.page.next === undefined) return DONE;
-    // The next page waits until the transport took this one: a slow reader holds at most one page here.
-    if (full) await ex.drained();
-    token = body.page.next;
+  } finally {
+    release();
   }
 }
 

@@ -23,5 +23,7 @@ export interface StreamSink {
 export interface ResultStream {
   /** Starts producing; returns the function the adapter calls exactly once when the stream ends for any reason (abort, drop, end, server shutdown). */
   open(sink: StreamSink): () => void;
+  /** Called instead of `open` when the stream never starts (the client left before it could): what it holds is given back. */
+  discard?(): void;
 }
 

@@ -6,6 +6,7 @@ import type { Logger } from '../log.js';
 import { CheckSlots } from './check-slots.js';
 import { evaluateChecks, type Matches, type RowCheck } from './filter-batch.js';
 import { changeOf, groupKey, tailOf, visibleTo, type Change, type ChangeNotice } from './changes.js';
+import type { StreamSlots } from '../streams/stream-slots.js';
 import { DEFAULT_REALTIME_LIMITS, SubscriptionLimits, type PeerUsage, type RealtimeLimits } from './subscription-limits.js';
 import type { ConcurrencyQuotas } from '../quota/ledger.js';
 
@@ -103,6 +104,8 @@ export interface RealtimeHubOptions {
   filterCheckConcurrency?: number;
   /** Cluster mode: the other nodes' counts, so the quota is per project, not per node. */
   peers?: PeerUsage;
+  /** The node's long-lived stream slots (per actor, per node), shared with gRPC streams and the tails. Default: its own. */
+  streams?: StreamSlots;
 }
 
 /** Events delivered per batch: their rows are checked together (one id array per query). */
@@ -134,7 +137,7 @@ export class RealtimeHub {
   private closed = false;
 
   constructor(private readonly opts: RealtimeHubOptions) {
-    this.limits = new SubscriptionLimits({ ...DEFAULT_REALTIME_LIMITS, ...opts.limits }, opts.peers);
+    this.limits = new SubscriptionLimits({ ...DEFAULT_REALTIME_LIMITS, ...opts.limits }, opts.peers, opts.streams);
     this.slots = new CheckSlots(opts.filterCheckConcurrency ?? 2);
   }
 

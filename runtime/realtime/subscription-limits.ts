@@ -1,6 +1,7 @@
-import { ServiceError } from '../errors/service-error.js';
+import type { ServiceError } from '../errors/service-error.js';
 import { exhaustedReason } from '../quota/catalog.js';
 import { NO_CONCURRENCY_QUOTAS, type ConcurrencyQuotas } from '../quota/ledger.js';
+import { concurrencyQuotaError as quotaError, StreamSlots } from '../streams/stream-slots.js';
 
 /** Subscriptions held by the other nodes of a cluster, for the per-project quota. */
 export interface PeerUsage {
@@ -17,13 +18,11 @@ export interface RealtimeLimits {
   perProject: number;
   /** Subscriptions on one WebSocket connection (an SSE stream is one subscription). */
   perConnection: number;
-  /** Subscriptions of one actor (user subject) in one project, counted per node; the platform admin is not counted. */
-  perActor: number;
   /** Distinct filters per project, counted per node: each costs a column in every check of its entity. */
   filtersPerProject: number;
 }
 
-export const DEFAULT_REALTIME_LIMITS: RealtimeLimits = { perProject: 1000, perConnection: 100, perActor: 200, filtersPerProject: 500 };
+export const DEFAULT_REALTIME_LIMITS: RealtimeLimits = { perProject: 1000, perConnection: 100, filtersPerProject: 500 };
 
 /** The quota kind of every subscription bound (runtime/quota/catalog.ts CONCURRENT_KINDS): one mechanism with project quotas. */
 export const QUOTA_KIND = 'realtime.subscriptions';
@@ -38,37 +37,22 @@ export interface SlotHolder {
   filterKey: string | null;
 }
 
-/**
- * The same 429 QUOTA_EXCEEDED shape for every realtime bound (headers,
- * and `quota` in WebSocket error messages); the reasonCode says which bound.
- * A concurrency bound frees a slot as soon as a subscription ends, so it is
- * retryable and its reset is now (an ISO 8601 instant, as the spec's header is).
- */
-function quotaError(reasonCode: string, message: string, kind: string, limit: number, used: number): ServiceError {
-  return new ServiceError('QUOTA_EXCEEDED', reasonCode, message, {
-    retryable: true,
-    headers: { 'X-Service-Quota-Kind': kind, 'X-Service-Quota-Limit': String(limit), 'X-Service-Quota-Used': String(used), 'X-Service-Quota-Reset': new Date().toISOString() },
-  });
-}
-
 /** The per-project bound: the project's hard (or reservation) `realtime.subscriptions` quota, else the node's default. */
 const projectLimit = (limits: RealtimeLimits, quotas: ConcurrencyQuotas): number => quotas.enforced?.limit ?? limits.perProject;
-
-const actorKey = (projectId: string, actor: string): string => `${projectId}\u0000${actor}`;
 
 /**
  * Realtime subscription accounting on one node. Slots are taken
  * synchronously (`reserve`), so concurrent subscribes on this node cannot
  * overshoot any bound; `release` gives them back. Checks run narrowest
- * first: actor, then distinct filters, then project.
+ * first: actor and node (the node's stream slots, shared with every other
+ * long-lived stream), then distinct filters, then project.
  */
 export class SubscriptionLimits {
   private readonly used = new Map<string, number>();
-  private readonly byActor = new Map<string, number>();
   /** Per project: distinct filter key → subscriptions (and reservations) using it. */
   private readonly filters = new Map<string, Map<string, number>>();
 
-  constructor(readonly limits: RealtimeLimits, private readonly peers?: PeerUsage) {}
+  constructor(readonly limits: RealtimeLimits, private readonly peers?: PeerUsage, readonly streams: StreamSlots = new StreamSlots()) {}
 
   /** Subscriptions (and reserved slots) of a project: this node's, plus the peers' in cluster mode. */
   usedBy(projectId: string): number {
@@ -80,21 +64,16 @@ export class SubscriptionLimits {
   }
 
   actorUsed(projectId: string, actor: string): number {
-    return this.byActor.get(actorKey(projectId, actor)) ?? 0;
+    return this.streams.actorUsed(projectId, actor);
   }
 
   distinctFilters(projectId: string): number {
     return this.filters.get(projectId)?.size ?? 0;
   }
 
-  /** Handshake check: 429 when the actor or the project has no free slot. */
+  /** Handshake check: 429 when the actor, the node or the project has no free slot. */
   check(projectId: string, actor: string | null, quotas: ConcurrencyQuotas = NO_CONCURRENCY_QUOTAS): void {
-    if (actor !== null) {
-      const n = this.actorUsed(projectId, actor);
-      if (n >= this.limits.perActor) {
-        throw quotaError('Quota.RealtimeSubscriptionsPerActor', `at most ${this.limits.perActor} realtime subscriptions per user in a project`, QUOTA_KIND, this.limits.perActor, n);
-      }
-    }
+    this.streams.check({ projectId, actor }, 'subscription');
     const used = this.usedBy(projectId);
     const limit = projectLimit(this.limits, quotas);
     if (used >= limit) {
@@ -115,8 +94,8 @@ export class SubscriptionLimits {
     if (h.filterKey !== null && filters?.has(h.filterKey) !== true && (filters?.size ?? 0) >= this.limits.filtersPerProject) {
       throw quotaError('Quota.RealtimeFilters', `at most ${this.limits.filtersPerProject} distinct realtime filters per project (subscribers sharing a filter count once)`, FILTER_QUOTA_KIND, this.limits.filtersPerProject, filters?.size ?? 0);
     }
+    this.streams.reserve(h, 'subscription');
     this.setUsed(h.projectId, this.localUsedBy(h.projectId) + 1);
-    if (h.actor !== null) this.byActor.set(actorKey(h.projectId, h.actor), this.actorUsed(h.projectId, h.actor) + 1);
     if (h.filterKey !== null) {
       const m = filters ?? new Map<string, number>();
       m.set(h.filterKey, (m.get(h.filterKey) ?? 0) + 1);
@@ -128,12 +107,7 @@ export class SubscriptionLimits {
   /** Gives back a slot taken by reserve(). */
   release(h: SlotHolder): void {
     this.setUsed(h.projectId, Math.max(0, this.localUsedBy(h.projectId) - 1));
-    if (h.actor !== null) {
-      const k = actorKey(h.projectId, h.actor);
-      const n = (this.byActor.get(k) ?? 0) - 1;
-      if (n > 0) this.byActor.set(k, n);
-      else this.byActor.delete(k);
-    }
+    this.streams.release(h);
     if (h.filterKey !== null) {
       const m = this.filters.get(h.projectId);
       const n = (m?.get(h.filterKey) ?? 0) - 1;

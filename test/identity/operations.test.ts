@@ -13,6 +13,8 @@ import type { Invocation, OperationSpec, ProjectRow, TenantRow } from '../../run
 import type { Services } from '../../runtime/services.js';
 import { JwtTokenVerifier, SqlGrantSource } from '../../runtime/identity/index.js';
 import { IDENTITY_SPECS } from '../../runtime/operations/identity/index.js';
+import { StreamSlots } from '../../runtime/streams/stream-slots.js';
+import { CheckSlots } from '../../runtime/realtime/check-slots.js';
 
 const ADMIN = 'admin-token-for-tests';
 let db: SqlClient;
@@ -52,6 +54,7 @@ before(async () => {
     control: stub,
     limits: { maxPageSize: 200, maxBatchRows: 1000, idempotencyRetentionMs: 86_400_000 },
     node: { mode: 'single', draining: false, check: async () => ({ ok: true, checks: {} }), members: async () => [] },
+    streams: { slots: new StreamSlots(), pages: new CheckSlots(2) },
   };
 });
 after(async () => { await db.close(); });

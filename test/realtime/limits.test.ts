@@ -11,6 +11,7 @@ import WebSocket from 'ws';
 import { bootstrapProject, defineEntity, type Client } from '../support/client.js';
 import { forEachBackend, startServer, type TestServer } from '../support/server.js';
 import { expectStatus, type Json } from '../support/expect.js';
+import { registerReader } from './reader.js';
 
 const WAIT_MS = 10_000;
 
@@ -87,17 +88,7 @@ forEachBackend('realtime limits per connection, per actor and distinct filters',
     return c;
   };
   /** A registered user holding entity:Order:read. */
-  const reader = async (p: { client: Client; projectId: string }): Promise<string> => {
-    const anon = p.client.with({ token: null });
-    const email = `${randomUUID()}@example.com`;
-    expectStatus(await anon.post('/api/identity/register', { email, password: 'long enough pw' }), 201);
-    const login = await anon.post('/api/identity/login', { email, password: 'long enough pw' });
-    expectStatus(login, 200);
-    const token = login.body.accessToken as string;
-    const me = await anon.with({ token }).get('/api/identity/me');
-    expectStatus(await p.client.post(`/api/projects/${p.projectId}/capability-grants`, { subjectId: me.body.data.subjectId, grant: 'entity:Order:read' }), 201);
-    return token;
-  };
+  const reader = (p: { client: Client; projectId: string }): Promise<string> => registerReader(p);
 
   before(async () => {
     server = await startServer({

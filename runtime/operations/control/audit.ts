@@ -2,6 +2,7 @@ import { decodeSeqCursor, encodeSeqCursor, logPageSize, seqOfPosition } from '..
 import { followAudit, lastAuditSeq, listAudit, parseAuditFilter } from '../../audit/audit-store.js';
 import { validationFailed } from '../../errors/service-error.js';
 import { list } from '../envelopes.js';
+import { slottedStream } from '../../streams/slotted-stream.js';
 import { noGrants, type OperationSpec } from '../types.js';
 
 /** Audit of a project: admin only (it names every caller and operation of the project). */
@@ -37,15 +38,13 @@ export const AUDIT_SPECS = {
     if (BigInt(after) > BigInt(end)) throw validationFailed('Audit.InvalidLastEventId', 'Last-Event-ID is past the end of the audit log', 'Last-Event-ID');
     const log = ctx.services.log;
     const correlationId = ctx.inv.correlationId;
-    return {
-      status: 200,
-      body: undefined,
-      stream: {
-        open: (sink) => followAudit(db, projectId, after, (seq, row) => sink.send('service.audit', JSON.stringify(row), `a${seq}`), (err) => {
-          log.warn('audit tail failed; ending the stream', { correlationId, error: err instanceof Error ? err.message : String(err) });
-          sink.end();
-        }),
-      },
-    };
+    // A long-lived stream: it holds one of the node's stream slots until it ends.
+    const stream = await slottedStream(ctx, async () => ({
+      open: (sink) => followAudit(db, projectId, after, (seq, row) => sink.send('service.audit', JSON.stringify(row), `a${seq}`), (err) => {
+        log.warn('audit tail failed; ending the stream', { correlationId, error: err instanceof Error ? err.message : String(err) });
+        sink.end();
+      }),
+    }));
+    return { status: 200, body: undefined, stream };
   }),
 };

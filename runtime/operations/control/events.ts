@@ -2,6 +2,7 @@ import { notFound } from '../../errors/service-error.js';
 import { listEvents, parseEventFilter, readEvent } from '../../events/event-store.js';
 import { SqlEventTail } from '../../events/event-tail.js';
 import { list, single } from '../envelopes.js';
+import { slottedStream } from '../../streams/slotted-stream.js';
 import { decodeSeqCursor, encodeSeqCursor, logPageSize } from '../log-paging.js';
 import { noGrants, type OperationSpec } from '../types.js';
 
@@ -33,13 +34,12 @@ export const EVENT_SPECS = {
     const scope = { tenantId: ctx.scope!.tenant.id, projectId: ctx.scope!.project.id };
     const source = ctx.services.eventTail ?? new SqlEventTail(ctx.services.db);
     const given = ctx.inv.lastEventId ?? ctx.inv.query.get('lastEventId') ?? null;
-    const after = await source.start(scope, given === null || given === '' ? null : given);
     const log = ctx.services.log;
     const correlationId = ctx.inv.correlationId;
-    return {
-      status: 200,
-      body: undefined,
-      stream: {
+    // A long-lived stream: it holds one of the node's stream slots until it ends (docs/events.md "Tail").
+    const stream = await slottedStream(ctx, async () => {
+      const after = await source.start(scope, given === null || given === '' ? null : given);
+      return {
         open: (sink) => source.follow(scope, after, {
           event: (position, e) => {
             sink.send('service.event', JSON.stringify(e), position);
@@ -49,8 +49,9 @@ export const EVENT_SPECS = {
             sink.end();
           },
         }),
-      },
-    };
+      };
+    });
+    return { status: 200, body: undefined, stream };
   }),
   read: eventsOp('Events.Read', async (ctx) => {
     const id = ctx.inv.params.id ?? '';

@@ -9,6 +9,7 @@ import type { PreparedSubscription, RealtimeHub, RowCheck } from '../../realtime
 import { mintSubscriptionToken } from '../../realtime/subscription-token.js';
 import { connectionOwner, grantsChangedError, ownerEndedError, projectConnections, sessionConnections } from '../../realtime/session-connections.js';
 import { single } from '../envelopes.js';
+import { streamActorOf } from '../../streams/stream-slots.js';
 import { reserveSlot, subscriptionQuotas } from './subscription-quota.js';
 import { noGrants, type OperationContext, type OperationSpec } from '../types.js';
 
@@ -93,7 +94,7 @@ function prepare(ctx: OperationContext): PreparedSubscription {
 }
 
 /** Who a subscription counts against per actor: a user subject; the platform admin is not limited per actor. */
-const actorOf = (ctx: OperationContext): string | null => (ctx.actor.kind === 'admin' ? null : ctx.actor.label);
+const actorOf = (ctx: OperationContext): string | null => streamActorOf(ctx.actor);
 
 /**
  * Realtime operations. Every one runs through dispatch(): authentication,
