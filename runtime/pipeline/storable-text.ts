@@ -1,0 +1,178 @@
+import { validationFailed, type ServiceError } from '../errors/service-error.js';
+import type { Invocation } from '../operations/types.js';
+
+/**
+ * Text PostgreSQL cannot store: U+0000 (refused in `text`, "invalid byte
+ * sequence for encoding UTF8: 0x00", and in `jsonb`, "unsupported Unicode
+ * escape sequence") and unpaired UTF-16 surrogates (U+D800–U+DFFF), which
+ * Node encodes to UTF-8 as U+FFFD without a word, so the stored value would
+ * silently differ from the one sent, and which `jsonb` refuses outright.
+ *
+ * Every request's input is checked once, in dispatch() (before stage 1), so
+ * every protocol gets the same 422 from one place; the few values that reach
+ * SQL without passing dispatch's Invocation (an inbound webhook's raw body,
+ * an OIDC provider's ID token claims) call `refuseUnstorableIn` themselves.
+ */
+
+/** Where the first unstorable character is, and which kind it is. */
+export interface UnstorableText {
+  field: string;
+  kind: 'nul' | 'surrogate';
+}
+
+/** Field names in answers are cut to this many characters. */
+const FIELD_MAX = 200;
+
+/** `String.prototype.isWellFormed` (Node 20; not in the ES2022 lib the build targets). */
+const isWellFormed = (String.prototype as unknown as { isWellFormed(this: string): boolean }).isWellFormed;
+
+function kindOf(s: string): UnstorableText['kind'] | null {
+  if (s.includes('\u0000')) return 'nul';
+  return isWellFormed.call(s) ? null : 'surrogate';
+}
+
+/** A JSON escape of U+0000 or of a surrogate: the text may decode to unstorable text. */
+const ESCAPED = /\\u(?:0000|[dD][89a-fA-F])/;
+
+/**
+ * A query value or argument holds JSON the operation decodes later (`filter`):
+ * its escapes can make NUL or a lone surrogate out of plain ASCII. Only text
+ * holding such an escape is decoded here (rarely: an escaped emoji pair), and
+ * text that is not JSON is left to the operation's own parser and its 422.
+ */
+function unstorableValue(name: string, value: string): UnstorableText | null {
+  const kind = kindOf(name) ?? kindOf(value);
+  if (kind !== null) return { field: shown(name), kind };
+  if (!ESCAPED.test(value)) return null;
+  let decoded: unknown;
+  try {
+    decoded = JSON.parse(value);
+  } catch {
+    return null;
+  }
+  return unstorableTextIn(decoded, name);
+}
+
+/** A field name as it can be shown: the offending characters as `\uXXXX`, cut to FIELD_MAX. */
+function shown(name: string): string {
+  const safe = name.replace(/\u0000|\p{Cs}/gu, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0').toUpperCase()}`);
+  return safe.length > FIELD_MAX ? `${safe.slice(0, FIELD_MAX)}…` : safe;
+}
+
+const join = (base: string, key: string): string => (base === '' ? key : `${base}.${key}`);
+
+const isPlainContainer = (v: object): boolean => {
+  if (Array.isArray(v)) return true;
+  const proto = Object.getPrototypeOf(v) as unknown;
+  return proto === Object.prototype || proto === null;
+};
+
+/**
+ * The first unstorable character in a JSON-like value (strings, object keys,
+ * arrays, plain objects), with its path (`items[3].email`, `a.b`). Iterative,
+ * so a deep value cannot overflow the stack; values that are not plain
+ * containers (Dates, Buffers, Maps) are not looked into.
+ */
+export function unstorableTextIn(value: unknown, base = ''): UnstorableText | null {
+  if (typeof value === 'string') {
+    const kind = kindOf(value);
+    return kind === null ? null : { field: shown(base), kind };
+  }
+  if (typeof value !== 'object' || value === null) return null;
+  const stack: Array<{ v: unknown; path: string }> = [{ v: value, path: base }];
+  while (stack.length > 0) {
+    const { v, path } = stack.pop()!;
+    if (typeof v === 'string') {
+      const kind = kindOf(v);
+      if (kind !== null) return { field: shown(path), kind };
+      continue;
+    }
+    if (typeof v !== 'object' || v === null || !isPlainContainer(v)) continue;
+    if (Array.isArray(v)) {
+      for (let i = v.length - 1; i >= 0; i--) {
+        const item: unknown = v[i];
+        if (typeof item === 'string' || (typeof item === 'object' && item !== null)) stack.push({ v: item, path: `${path}[${i}]` });
+      }
+      continue;
+    }
+    const keys = Object.keys(v);
+    for (let i = keys.length - 1; i >= 0; i--) {
+      const key = keys[i]!;
+      const kind = kindOf(key);
+      if (kind !== null) return { field: shown(join(path, key)), kind };
+      const item = (v as Record<string, unknown>)[key];
+      if (typeof item === 'string' || (typeof item === 'object' && item !== null)) stack.push({ v: item, path: join(path, key) });
+    }
+  }
+  return null;
+}
+
+/** 422 `Request.NulCharacter` / `Request.LoneSurrogate` naming the field. */
+export function unstorableTextError(found: UnstorableText): ServiceError {
+  return found.kind === 'nul'
+    ? validationFailed('Request.NulCharacter', `'${found.field}' contains U+0000 (NUL), which cannot be stored`, found.field)
+    : validationFailed('Request.LoneSurrogate', `'${found.field}' contains an unpaired UTF-16 surrogate (U+D800–U+DFFF), which is not valid Unicode text`, found.field);
+}
+
+/** Throws the 422 when `value` holds unstorable text; `base` names it (`id_token`, `data`). */
+export function refuseUnstorableIn(value: unknown, base = ''): void {
+  const found = unstorableTextIn(value, base);
+  if (found !== null) throw unstorableTextError(found);
+}
+
+/** Header-borne values of an Invocation, by the header name a caller would recognise. */
+const HEADER_FIELDS = [
+  ['tenantHeader', 'X-Service-Tenant'],
+  ['projectHeader', 'X-Service-Project'],
+  ['branchHeader', 'X-Service-Branch'],
+  ['idempotencyKey', 'Idempotency-Key'],
+  ['ifMatch', 'If-Match'],
+  ['lastEventId', 'Last-Event-ID'],
+] as const;
+
+/**
+ * The first unstorable character anywhere in a request's input: headers,
+ * path segments (by parameter name), the entity collection and relation
+ * segments, query parameters (names and values), entity arguments and the
+ * body (values and keys). The bearer is left out: it is only ever verified
+ * or hashed, never stored or compared in SQL as text.
+ */
+export function unstorableTextOfInvocation(inv: Invocation): UnstorableText | null {
+  for (const [prop, header] of HEADER_FIELDS) {
+    const v = inv[prop];
+    if (typeof v === 'string') {
+      const kind = kindOf(v);
+      if (kind !== null) return { field: header, kind };
+    }
+  }
+  if (inv.headers !== undefined) {
+    for (const name of Object.keys(inv.headers)) {
+      const kind = kindOf(inv.headers[name]!);
+      if (kind !== null) return { field: name, kind };
+    }
+  }
+  for (const [name, segment] of [['collection', inv.collection], ['relation', inv.relation]] as const) {
+    const kind = segment === null ? null : kindOf(segment);
+    if (kind !== null) return { field: name, kind };
+  }
+  const inParams = unstorableTextIn(inv.params);
+  if (inParams !== null) return inParams;
+  for (const [name, value] of inv.query) {
+    const found = unstorableValue(name, value);
+    if (found !== null) return found;
+  }
+  // REST derives args from the query (checked above); GraphQL, gRPC and MCP build them from their own input.
+  if (inv.args !== undefined && inv.protocol !== 'rest') {
+    for (const [name, value] of Object.entries(inv.args)) {
+      const found = typeof value === 'string' ? unstorableValue(name, value) : unstorableTextIn(value, name);
+      if (found !== null) return found;
+    }
+  }
+  return unstorableTextIn(inv.body);
+}
+
+/** dispatch()'s check: throws the 422 when any input of the request holds unstorable text. */
+export function refuseUnstorableInput(inv: Invocation): void {
+  const found = unstorableTextOfInvocation(inv);
+  if (found !== null) throw unstorableTextError(found);
+}
