@@ -67,18 +67,42 @@ const isPlainContainer = (v: object): boolean => {
   return proto === Object.prototype || proto === null;
 };
 
+/** Containers deeper than this make `mayHold` answer true, leaving the value to the exact, iterative walk. */
+const FAST_DEPTH = 100;
+
+/**
+ * The hot path: whether a value may hold unstorable text, allocating nothing
+ * (no paths, no stack). True when it does, or when it is too deep to scan
+ * recursively; false is exact.
+ */
+function mayHold(v: unknown, depth: number): boolean {
+  if (typeof v === 'string') return kindOf(v) !== null;
+  if (typeof v !== 'object' || v === null || !isPlainContainer(v)) return false;
+  if (depth > FAST_DEPTH) return true;
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) if (mayHold(v[i], depth + 1)) return true;
+    return false;
+  }
+  for (const key in v) {
+    if (!Object.prototype.hasOwnProperty.call(v, key)) continue;
+    if (kindOf(key) !== null || mayHold((v as Record<string, unknown>)[key], depth + 1)) return true;
+  }
+  return false;
+}
+
 /**
  * The first unstorable character in a JSON-like value (strings, object keys,
  * arrays, plain objects), with its path (`items[3].email`, `a.b`). Iterative,
  * so a deep value cannot overflow the stack; values that are not plain
- * containers (Dates, Buffers, Maps) are not looked into.
+ * containers (Dates, Buffers, Maps) are not looked into. Clean values (all
+ * but a few) cost one allocation-free scan.
  */
 export function unstorableTextIn(value: unknown, base = ''): UnstorableText | null {
   if (typeof value === 'string') {
     const kind = kindOf(value);
     return kind === null ? null : { field: shown(base), kind };
   }
-  if (typeof value !== 'object' || value === null) return null;
+  if (typeof value !== 'object' || value === null || !mayHold(value, 0)) return null;
   const stack: Array<{ v: unknown; path: string }> = [{ v: value, path: base }];
   while (stack.length > 0) {
     const { v, path } = stack.pop()!;
@@ -138,11 +162,11 @@ const HEADER_FIELDS = [
  * or hashed, never stored or compared in SQL as text.
  */
 export function unstorableTextOfInvocation(inv: Invocation): UnstorableText | null {
-  for (const [prop, header] of HEADER_FIELDS) {
-    const v = inv[prop];
+  for (let i = 0; i < HEADER_FIELDS.length; i++) {
+    const v = inv[HEADER_FIELDS[i]![0]];
     if (typeof v === 'string') {
       const kind = kindOf(v);
-      if (kind !== null) return { field: header, kind };
+      if (kind !== null) return { field: HEADER_FIELDS[i]![1], kind };
     }
   }
   if (inv.headers !== undefined) {
@@ -151,10 +175,10 @@ export function unstorableTextOfInvocation(inv: Invocation): UnstorableText | nu
       if (kind !== null) return { field: name, kind };
     }
   }
-  for (const [name, segment] of [['collection', inv.collection], ['relation', inv.relation]] as const) {
-    const kind = segment === null ? null : kindOf(segment);
-    if (kind !== null) return { field: name, kind };
-  }
+  const inCollection = inv.collection === null ? null : kindOf(inv.collection);
+  if (inCollection !== null) return { field: 'collection', kind: inCollection };
+  const inRelation = inv.relation === null ? null : kindOf(inv.relation);
+  if (inRelation !== null) return { field: 'relation', kind: inRelation };
   const inParams = unstorableTextIn(inv.params);
   if (inParams !== null) return inParams;
   for (const [name, value] of inv.query) {
@@ -163,7 +187,9 @@ export function unstorableTextOfInvocation(inv: Invocation): UnstorableText | nu
   }
   // REST derives args from the query (checked above); GraphQL, gRPC and MCP build them from their own input.
   if (inv.args !== undefined && inv.protocol !== 'rest') {
-    for (const [name, value] of Object.entries(inv.args)) {
+    const args = inv.args as Readonly<Record<string, unknown>>;
+    for (const name in args) {
+      const value = args[name];
       const found = typeof value === 'string' ? unstorableValue(name, value) : unstorableTextIn(value, name);
       if (found !== null) return found;
     }
