@@ -10,7 +10,7 @@ import { evaluateGovernance } from './pipeline/governance.js';
 import { evaluateRowPolicy } from './pipeline/row-policy.js';
 import { recordEvidence } from './pipeline/evidence.js';
 import { resolveScope } from './pipeline/resolve-scope.js';
-import { refuseUnstorableInput } from './pipeline/storable-text.js';
+import { refuseUnstorableInput } from './pipeline/storable-input.js';
 import { bindingStability, withDeprecation } from './pipeline/binding-stability.js';
 import type { Services } from './services.js';
 import { meterWithoutAuditRow, usageOf } from './usage/meter.js';

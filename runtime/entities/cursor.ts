@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { validationFailed } from '../errors/service-error.js';
-import { unstorableTextIn } from '../pipeline/storable-text.js';
+import { unstorableTextIn } from '../storable-text.js';
 import type { FieldDef } from '../publication/model.js';
 import { isStorableTimestamp } from '../filter/flat-filter.js';
 import { checkFieldValue } from './field-values.js';

@@ -8,7 +8,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { createRemoteJWKSet, customFetch, errors as joseErrors, jwtVerify, type JWTPayload } from 'jose';
 import { ServiceError, unauthorized, validationFailed } from '../errors/service-error.js';
 import { checkTarget } from '../webhooks/outbound/url-guard.js';
-import { refuseUnstorableIn } from '../pipeline/storable-text.js';
+import { refuseUnstorableIn } from '../storable-text.js';
 
 /** What the platform reads from `<issuer>/.well-known/openid-configuration`. */
 export interface OidcDiscovery {

@@ -1,12 +1,13 @@
 /**
- * dispatch()'s input check (runtime/pipeline/storable-text.ts) on the
+ * dispatch()'s input check (runtime/pipeline/storable-input.ts) on the
  * Invocation itself: the header-borne fields that neither uWS nor HTTP/2 let
  * a NUL reach, protocol arguments, and the walk's edges. The HTTP surfaces
  * are covered end to end by test/rest/unstorable-text.test.ts.
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { unstorableTextIn, unstorableTextOfInvocation } from '../../runtime/pipeline/storable-text.js';
+import { unstorableTextIn } from '../../runtime/storable-text.js';
+import { unstorableTextOfInvocation } from '../../runtime/pipeline/storable-input.js';
 import type { Invocation, OperationSpec } from '../../runtime/operations/types.js';
 
 const SPEC = { id: 'Test.Op' } as OperationSpec;

@@ -8,7 +8,7 @@ import { noGrants, type OperationContext, type OperationSpec } from '../types.js
 import { generateSecret, type SecretStore } from '../../secrets/index.js';
 import { readBody } from '../control/body.js';
 import { jsonDepthExceeds, MAX_JSON_DEPTH } from '../../json-depth.js';
-import { refuseUnstorableIn } from '../../pipeline/storable-text.js';
+import { refuseUnstorableIn } from '../../storable-text.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const TYPE_RE = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,199}$/;

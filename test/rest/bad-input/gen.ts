@@ -90,7 +90,7 @@ export const textArb = withUnstorable(fc.oneof(
   fc.tuple(sqlish, fc.string({ unit: 'grapheme-ascii', maxLength: 10 })).map(([a, b]) => a + b),
 ));
 
-/** The reasons of a 422 for text PostgreSQL cannot store (runtime/pipeline/storable-text.ts). */
+/** The reasons of a 422 for text PostgreSQL cannot store (runtime/storable-text.ts). */
 export const UNSTORABLE_REASON = /^Request\.(NulCharacter|LoneSurrogate)$/;
 
 /** Top-level keys of a body whose key or value holds unstorable text: the 422's `field` starts with one of them. */
@@ -169,7 +169,7 @@ export const customerFields = {
   meta: fc.oneof(
     w(6, ok(fc.oneof(u(ABSENT, null, { "'; DROP TABLE x; --": '1 OR 1=1', $1: ['$2', { '%': '_' }] }), jsonArb, fc.dictionary(sqlish, sqlish)))),
     w(1, bad(u({ a: '\u0000' }, { 'k\u0000': 1 }, ['x\u0000'], '\u0000'))),
-    // Lone surrogates are valid JSON escapes but not storable text: refused by storage (22P02 → 422).
+    // Lone surrogates are valid JSON escapes but not storable text: refused before storage (Request.LoneSurrogate).
     w(1, db(u('\ud800', { s: '\udc00x' }))),
   ),
   vip: fc.oneof(w(6, ok(u(ABSENT, true, false))), w(1, bad(u(null, 'true', 1, 0, [])))),

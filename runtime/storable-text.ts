@@ -1,5 +1,4 @@
-import { validationFailed, type ServiceError } from '../errors/service-error.js';
-import type { Invocation } from '../operations/types.js';
+import { validationFailed, type ServiceError } from './errors/service-error.js';
 
 /**
  * Text PostgreSQL cannot store: U+0000 (refused in `text`, "invalid byte
@@ -8,10 +7,11 @@ import type { Invocation } from '../operations/types.js';
  * Node encodes to UTF-8 as U+FFFD without a word, so the stored value would
  * silently differ from the one sent, and which `jsonb` refuses outright.
  *
- * Every request's input is checked once, in dispatch() (before stage 1), so
- * every protocol gets the same 422 from one place; the few values that reach
- * SQL without passing dispatch's Invocation (an inbound webhook's raw body,
- * an OIDC provider's ID token claims) call `refuseUnstorableIn` themselves.
+ * Every request's input is checked once, in dispatch() (before stage 1,
+ * pipeline/storable-input.ts), so every protocol gets the same 422 from one
+ * place; the few values that reach SQL without passing dispatch's Invocation
+ * (an inbound webhook's raw body, an OIDC provider's ID token claims, a
+ * decoded cursor) are checked where they are decoded, with this module.
  */
 
 /** Where the first unstorable character is, and which kind it is. */
@@ -26,7 +26,7 @@ const FIELD_MAX = 200;
 /** `String.prototype.isWellFormed` (Node 20; not in the ES2022 lib the build targets). */
 const isWellFormed = (String.prototype as unknown as { isWellFormed(this: string): boolean }).isWellFormed;
 
-function kindOf(s: string): UnstorableText['kind'] | null {
+export function kindOf(s: string): UnstorableText['kind'] | null {
   if (s.includes('\u0000')) return 'nul';
   return isWellFormed.call(s) ? null : 'surrogate';
 }
@@ -40,7 +40,7 @@ const ESCAPED = /\\u(?:0000|[dD][89a-fA-F])/;
  * holding such an escape is decoded here (rarely: an escaped emoji pair), and
  * text that is not JSON is left to the operation's own parser and its 422.
  */
-function unstorableValue(name: string, value: string): UnstorableText | null {
+export function unstorableValue(name: string, value: string): UnstorableText | null {
   const kind = kindOf(name) ?? kindOf(value);
   if (kind !== null) return { field: shown(name), kind };
   if (!ESCAPED.test(value)) return null;
@@ -54,7 +54,7 @@ function unstorableValue(name: string, value: string): UnstorableText | null {
 }
 
 /** A field name as it can be shown: the offending characters as `\uXXXX`, cut to FIELD_MAX. */
-function shown(name: string): string {
+export function shown(name: string): string {
   const safe = name.replace(/\u0000|\p{Cs}/gu, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0').toUpperCase()}`);
   return safe.length > FIELD_MAX ? `${safe.slice(0, FIELD_MAX)}…` : safe;
 }
@@ -144,61 +144,3 @@ export function refuseUnstorableIn(value: unknown, base = ''): void {
   if (found !== null) throw unstorableTextError(found);
 }
 
-/** Header-borne values of an Invocation, by the header name a caller would recognise. */
-const HEADER_FIELDS = [
-  ['tenantHeader', 'X-Service-Tenant'],
-  ['projectHeader', 'X-Service-Project'],
-  ['branchHeader', 'X-Service-Branch'],
-  ['idempotencyKey', 'Idempotency-Key'],
-  ['ifMatch', 'If-Match'],
-  ['lastEventId', 'Last-Event-ID'],
-] as const;
-
-/**
- * The first unstorable character anywhere in a request's input: headers,
- * path segments (by parameter name), the entity collection and relation
- * segments, query parameters (names and values), entity arguments and the
- * body (values and keys). The bearer is left out: it is only ever verified
- * or hashed, never stored or compared in SQL as text.
- */
-export function unstorableTextOfInvocation(inv: Invocation): UnstorableText | null {
-  for (let i = 0; i < HEADER_FIELDS.length; i++) {
-    const v = inv[HEADER_FIELDS[i]![0]];
-    if (typeof v === 'string') {
-      const kind = kindOf(v);
-      if (kind !== null) return { field: HEADER_FIELDS[i]![1], kind };
-    }
-  }
-  if (inv.headers !== undefined) {
-    for (const name of Object.keys(inv.headers)) {
-      const kind = kindOf(inv.headers[name]!);
-      if (kind !== null) return { field: name, kind };
-    }
-  }
-  const inCollection = inv.collection === null ? null : kindOf(inv.collection);
-  if (inCollection !== null) return { field: 'collection', kind: inCollection };
-  const inRelation = inv.relation === null ? null : kindOf(inv.relation);
-  if (inRelation !== null) return { field: 'relation', kind: inRelation };
-  const inParams = unstorableTextIn(inv.params);
-  if (inParams !== null) return inParams;
-  for (const [name, value] of inv.query) {
-    const found = unstorableValue(name, value);
-    if (found !== null) return found;
-  }
-  // REST derives args from the query (checked above); GraphQL, gRPC and MCP build them from their own input.
-  if (inv.args !== undefined && inv.protocol !== 'rest') {
-    const args = inv.args as Readonly<Record<string, unknown>>;
-    for (const name in args) {
-      const value = args[name];
-      const found = typeof value === 'string' ? unstorableValue(name, value) : unstorableTextIn(value, name);
-      if (found !== null) return found;
-    }
-  }
-  return unstorableTextIn(inv.body);
-}
-
-/** dispatch()'s check: throws the 422 when any input of the request holds unstorable text. */
-export function refuseUnstorableInput(inv: Invocation): void {
-  const found = unstorableTextOfInvocation(inv);
-  if (found !== null) throw unstorableTextError(found);
-}
