@@ -120,8 +120,9 @@ export interface NodeConfig {
   passwordHashConcurrency: number;
   /**
    * PASSWORD_HASH_QUEUE: hashes waiting beyond that before a login answers 503 Identity.Busy.
-   * Unset (null): 16 per running hash (HASHES_QUEUED_PER_SLOT), so the longest wait stays about
-   * 16 hash times (~5 s at 2^17 on an idle core) whatever the concurrency.
+   * Unset (null): 16 per running hash at the default cost (defaultPasswordHashQueue), so the
+   * longest wait stays about 16 hash times at 2^17 (~5 s on an idle core) whatever the
+   * concurrency; a lower test cost queues proportionally more (128 per running hash at 2^14).
    */
   passwordHashQueue: number | null;
   /**

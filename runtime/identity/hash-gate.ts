@@ -49,11 +49,11 @@ export class HashGate {
 }
 
 /**
- * The default queue: this many waiting hashes per running one. At N = 2^17 a
- * hash takes ~0.3–0.4 s of a core (about 1 s on this 2-core machine under
- * load), so the last one queued waits about 16 hash times (~5 s idle): past
- * that a retryable 503 is more honest than a login that outlives the
- * client's timeout. (The fixed 64 of N = 2^14 would mean a minute.)
+ * The default queue: this many waiting hashes per running one at the default
+ * cost (passwords.ts scales it for cheaper test costs). At N = 2^17 a hash
+ * took ~1 s on this loaded 2-core machine, so the last one queued waits about
+ * 16 hash times: past that a retryable 503 is more honest than a login that
+ * outlives the client's timeout. (The fixed 64 of N = 2^14 would mean a minute.)
  */
 export const HASHES_QUEUED_PER_SLOT = 16;
 

@@ -1,6 +1,6 @@
 import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
 import { ServiceError } from '../errors/service-error.js';
-import { passwordHashGate } from './hash-gate.js';
+import { HASHES_QUEUED_PER_SLOT, passwordHashGate } from './hash-gate.js';
 
 /**
  * Password hashing with scrypt (a slow, salted, memory-hard hash).
@@ -37,6 +37,14 @@ export function setPasswordHashCost(log2N: number): void {
 
 /** N of new hashes. */
 export const currentScryptN = (): number => scryptN;
+
+/**
+ * The gate's default queue for `concurrency` running hashes: 16 hash times at
+ * the default cost per slot, so a cheaper (test) cost queues proportionally
+ * more (128 per slot at 2^14) and the longest wait stays the same.
+ */
+export const defaultPasswordHashQueue = (concurrency: number): number =>
+  HASHES_QUEUED_PER_SLOT * concurrency * Math.max(1, 2 ** DEFAULT_HASH_COST / scryptN);
 
 export const PASSWORD_MIN_LENGTH = 8;
 export const PASSWORD_MAX_LENGTH = 256;
