@@ -605,7 +605,9 @@ export type HeaderCase =
   | { kind: 'x-service-tenant' | 'x-service-project'; value: string; real: 'no' | 'slug' | 'id' | 'ID' }
   | { kind: 'content-type'; value: string }
   | { kind: 'x-service-correlation-id'; value: string }
-  | { kind: 'authorization'; value: string };
+  | { kind: 'authorization'; value: string }
+  /** A header value with U+0000 in it (sent on a raw socket: fetch refuses it). */
+  | { kind: 'control'; header: string; value: string };
 
 export const headerCaseArb: fc.Arbitrary<HeaderCase> = fc.oneof(
   fc.record({ kind: fc.constant('if-match' as const), value: fc.oneof(headerText, c('*', ' * ', '"*"', 'W/"*"', '', 'W/', '""', '"', ',')), real: c('no' as const, 'no' as const, 'bare' as const, 'quoted' as const, 'weak' as const) }),
@@ -614,6 +616,12 @@ export const headerCaseArb: fc.Arbitrary<HeaderCase> = fc.oneof(
   fc.record({ kind: fc.constant('content-type' as const), value: fc.oneof(headerText, c('application/json', 'Application/JSON', 'application/json; charset=utf-8', 'application/vnd.api+json', 'application/merge-patch+json', 'text/plain', 'text/json', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/jsonx', 'json', '', 'application/', '+json', 'application/+json', ' application/json ; x=y')) }),
   fc.record({ kind: fc.constant('x-service-correlation-id' as const), value: fc.oneof(headerText, c('abcdefgh', 'abcdefg', 'a'.repeat(128), 'a'.repeat(129), 'has space x', 'ok.id:with-chars_1')) }),
   fc.record({ kind: fc.constant('authorization' as const), value: fc.oneof(headerText.map((s) => `Bearer ${s}`), headerText, c('Bearer', 'Basic YWRtaW46YWRtaW4=', 'Bearer ' + 'x'.repeat(5000))) }),
+  // Only NUL: a lone surrogate has no byte form in a header (its UTF-8 bytes are not ASCII, which uWS does not decode).
+  fc.record({
+    kind: fc.constant('control' as const),
+    header: c('x-service-branch', 'x-service-tenant', 'x-service-project', 'idempotency-key', 'if-match', 'authorization', 'content-type'),
+    value: fc.tuple(headerText, fc.nat()).map(([v, at]) => `${v.slice(0, at % (v.length + 1))}\u0000${v.slice(at % (v.length + 1))}`),
+  }),
 );
 
 /** What a field-value parser keeps of a header value: leading and trailing spaces and tabs go. */
