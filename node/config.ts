@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { LogLevel } from '../runtime/log.js';
 import { PGLITE_DEFAULT_SHARED_BUFFERS_MB } from '../storage/pglite-client.js';
 import { DEFAULT_GRAPHQL_REQUEST_TIMEOUT_MS } from '../runtime/graphql/request-budget.js';
+import { DEFAULT_HASH_COST, MAX_HASH_COST, MIN_HASH_COST } from '../runtime/identity/passwords.js';
 
 /** Thrown at boot for a bad setting: fail at start, never under load. */
 export class InvalidConfig extends Error {
@@ -124,8 +125,18 @@ export interface NodeConfig {
   };
   /** PASSWORD_HASH_CONCURRENCY: password hashes running at once; 0 (default) = one less than the cores, 1 to 4. */
   passwordHashConcurrency: number;
-  /** PASSWORD_HASH_QUEUE: hashes waiting beyond that before a login answers 503 Identity.Busy. Default 64. */
-  passwordHashQueue: number;
+  /**
+   * PASSWORD_HASH_QUEUE: hashes waiting beyond that before a login answers 503 Identity.Busy.
+   * Unset (null): 16 per running hash at the default cost (defaultPasswordHashQueue), so the
+   * longest wait stays about 16 hash times at 2^17 (~5 s on an idle core) whatever the
+   * concurrency; a lower test cost queues proportionally more (128 per running hash at 2^14).
+   */
+  passwordHashQueue: number | null;
+  /**
+   * PASSWORD_HASH_COST: log2 of scrypt's N for new password hashes. Default 17 (OWASP's
+   * minimum, 128 MiB per hash); 14 to 16 are for test suites only (a warning at start).
+   */
+  passwordHashCost: number;
   /** REFRESH_REUSE_GRACE_MS: how long a just-rotated refresh token still answers with its successor. Default 10000; 0 disables. */
   refreshReuseGraceMs: number;
 }
@@ -270,8 +281,10 @@ export function parseConfig(env: NodeJS.ProcessEnv = process.env): NodeConfig {
       addressMaxFailures: int(env, 'LOGIN_MAX_FAILURES_PER_ADDRESS', 30, 1, 1_000_000),
       addressWindowMs: int(env, 'LOGIN_ADDRESS_WINDOW_S', 60, 1, 86_400) * 1000,
     },
-    passwordHashConcurrency: int(env, 'PASSWORD_HASH_CONCURRENCY', 0, 0, 64),
-    passwordHashQueue: int(env, 'PASSWORD_HASH_QUEUE', 64, 0, 100_000),
+    // Each running hash holds 128 MiB at the default cost: 16 at once is already 2 GiB.
+    passwordHashConcurrency: int(env, 'PASSWORD_HASH_CONCURRENCY', 0, 0, 16),
+    passwordHashQueue: env.PASSWORD_HASH_QUEUE === undefined || env.PASSWORD_HASH_QUEUE === '' ? null : int(env, 'PASSWORD_HASH_QUEUE', 0, 0, 100_000),
+    passwordHashCost: int(env, 'PASSWORD_HASH_COST', DEFAULT_HASH_COST, MIN_HASH_COST, MAX_HASH_COST),
     refreshReuseGraceMs: int(env, 'REFRESH_REUSE_GRACE_MS', 10_000, 0, 300_000),
   };
 }

@@ -20,6 +20,7 @@ import { SecretStore } from '../runtime/secrets/index.js';
 import { WebhookDispatcher } from '../runtime/webhooks/outbound/dispatcher.js';
 import { JwtTokenVerifier, SqlGrantSource } from '../runtime/identity/index.js';
 import { defaultHashConcurrency, passwordHashGate } from '../runtime/identity/hash-gate.js';
+import { DEFAULT_HASH_COST, defaultPasswordHashQueue, setPasswordHashCost } from '../runtime/identity/passwords.js';
 import { LoginThrottle } from '../runtime/identity/login-throttle.js';
 import { createLogger, type Logger } from '../runtime/log.js';
 import { BufferedAuditWriter } from '../runtime/pipeline/audit-writer.js';
@@ -193,7 +194,10 @@ export async function startNode(config: NodeConfig): Promise<RunningNode> {
   node.starting = cluster !== null;
 
   // Process-wide (libuv's pool is): the last node started in a process sets it.
-  passwordHashGate.configure(config.passwordHashConcurrency === 0 ? defaultHashConcurrency() : config.passwordHashConcurrency, config.passwordHashQueue);
+  setPasswordHashCost(config.passwordHashCost);
+  const hashConcurrency = config.passwordHashConcurrency === 0 ? defaultHashConcurrency() : config.passwordHashConcurrency;
+  passwordHashGate.configure(hashConcurrency, config.passwordHashQueue ?? defaultPasswordHashQueue(hashConcurrency));
+  if (config.passwordHashCost < DEFAULT_HASH_COST) log.warn('PASSWORD_HASH_COST is below OWASP\'s minimum (17): for test suites only', { passwordHashCost: config.passwordHashCost });
   const deploymentLease = driverLease(config.nodeId, config.deploymentLeaseMs);
   const deploymentRecovery = new DeploymentRecovery({ db, lease: deploymentLease, log, invalidate: (projectId) => publications.invalidate(projectId) });
   const streams: LongLivedStreams = {

@@ -10,6 +10,7 @@ import { evaluateGovernance } from './pipeline/governance.js';
 import { evaluateRowPolicy } from './pipeline/row-policy.js';
 import { recordEvidence } from './pipeline/evidence.js';
 import { resolveScope } from './pipeline/resolve-scope.js';
+import { refuseUnstorableInput } from './pipeline/storable-input.js';
 import { bindingStability, withDeprecation } from './pipeline/binding-stability.js';
 import type { Services } from './services.js';
 import { meterWithoutAuditRow, usageOf } from './usage/meter.js';
@@ -45,6 +46,8 @@ export async function dispatch(inv: Invocation, services: Services): Promise<Out
     envelope: null,
   };
   try {
+    // Text PostgreSQL cannot store (U+0000, lone surrogates) is refused for every protocol here, before any stage reads it.
+    refuseUnstorableInput(inv);
     ctx.actor = await authenticate(ctx); // 1
     ctx.trace.stage = 2;
     ctx.scope = await resolveScope(ctx);

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { validationFailed } from '../errors/service-error.js';
+import { unstorableTextIn } from '../storable-text.js';
 import type { FieldDef } from '../publication/model.js';
 import { isStorableTimestamp } from '../filter/flat-filter.js';
 import { checkFieldValue } from './field-values.js';
@@ -56,6 +57,8 @@ export function decodeCursor(text: string, shapeKey: string, keys: readonly Curs
     throw bad('InvalidCursor', 'cursor is malformed');
   }
   if (h !== shapeHash(shapeKey)) throw bad('CursorMismatch', 'cursor was issued for another filter or sort');
+  // A cursor is base64 JSON the caller can forge: its values reach SQL without passing dispatch's input check.
+  if (unstorableTextIn(v) !== null) throw bad('InvalidCursor', 'cursor is malformed');
   v.forEach((x, i) => {
     const key = keys[i]!;
     // A row's key is null only in a nullable column; `id` never is.

@@ -8,6 +8,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { createRemoteJWKSet, customFetch, errors as joseErrors, jwtVerify, type JWTPayload } from 'jose';
 import { ServiceError, unauthorized, validationFailed } from '../errors/service-error.js';
 import { checkTarget } from '../webhooks/outbound/url-guard.js';
+import { refuseUnstorableIn } from '../storable-text.js';
 
 /** What the platform reads from `<issuer>/.well-known/openid-configuration`. */
 export interface OidcDiscovery {
@@ -210,5 +211,7 @@ export async function verifyIdToken(d: OidcDiscovery, c: OidcClient, idToken: st
   if (Array.isArray(payload.aud) && payload.aud.length > 1 && payload.azp !== c.clientId) throw invalidIdToken('azp is not this client');
   if (payload.nonce !== nonce) throw invalidIdToken('nonce mismatch');
   if (typeof payload.sub !== 'string' || payload.sub === '' || payload.sub.length > 255) throw invalidIdToken('sub is missing or too long');
+  // The claims the platform stores (sub, email) never passed dispatch's input check: 422 naming the claim.
+  refuseUnstorableIn({ sub: payload.sub, email: payload.email }, 'id_token');
   return payload as JWTPayload & { sub: string };
 }

@@ -7,7 +7,8 @@ import { ServiceError } from '../errors/service-error.js';
  * uses crypto.subtle), zlib and fs work. A login flood that fills the pool
  * makes every other tenant's authenticated request wait behind scrypt, so at
  * most `concurrency` hashes run at once (default: one core less than the
- * machine has, at least 1, at most 4), up to `maxQueue` wait, and beyond
+ * machine has, at least 1, at most 4), up to `maxQueue` wait (16 per running
+ * hash by default), and beyond
  * that a login answers 503 `Identity.Busy` (retryable, Retry-After: 1).
  *
  * One gate per process, because the thread pool is per process.
@@ -16,7 +17,7 @@ export class HashGate {
   private active = 0;
   private readonly waiting: Array<() => void> = [];
 
-  constructor(private concurrency = defaultHashConcurrency(), private maxQueue = 64) {}
+  constructor(private concurrency = defaultHashConcurrency(), private maxQueue = HASHES_QUEUED_PER_SLOT * concurrency) {}
 
   configure(concurrency: number, maxQueue: number): void {
     this.concurrency = Math.max(1, concurrency);
@@ -46,6 +47,15 @@ export class HashGate {
     return { active: this.active, waiting: this.waiting.length };
   }
 }
+
+/**
+ * The default queue: this many waiting hashes per running one at the default
+ * cost (passwords.ts scales it for cheaper test costs). At N = 2^17 a hash
+ * took ~1 s on this loaded 2-core machine, so the last one queued waits about
+ * 16 hash times: past that a retryable 503 is more honest than a login that
+ * outlives the client's timeout. (The fixed 64 of N = 2^14 would mean a minute.)
+ */
+export const HASHES_QUEUED_PER_SLOT = 16;
 
 export function defaultHashConcurrency(): number {
   return Math.min(4, Math.max(1, availableParallelism() - 1));

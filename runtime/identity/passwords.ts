@@ -1,25 +1,56 @@
 import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
 import { ServiceError } from '../errors/service-error.js';
-import { passwordHashGate } from './hash-gate.js';
+import { HASHES_QUEUED_PER_SLOT, passwordHashGate } from './hash-gate.js';
 
 /**
  * Password hashing with scrypt (a slow, salted, memory-hard hash).
  *
  * Stored form: `scrypt$<N>$<r>$<p>$<salt b64url>$<key b64url>`. The
  * parameters travel with the hash so they can be raised later without
- * invalidating existing hashes (verify reads them from the stored string).
+ * invalidating existing hashes (verify reads them from the stored string),
+ * and a login that verifies against weaker ones rehashes (`needsRehash`).
+ *
+ * Cost: N = 2^17, r = 8, p = 1, OWASP's minimum for scrypt: 128 MiB of memory
+ * per hash (128·N·r bytes). PASSWORD_HASH_COST (log2 N) can lower it down to
+ * 2^14 for test suites only; it never goes below that.
  */
-export const SCRYPT_N = 16384;
+/** log2 of scrypt's N by default: OWASP's minimum, N = 2^17. */
+export const DEFAULT_HASH_COST = 17;
+/** The lowest PASSWORD_HASH_COST accepted (2^14, this platform's cost before issue 22): test suites only. */
+export const MIN_HASH_COST = 14;
+/** The highest (2^20: 1 GiB per hash). */
+export const MAX_HASH_COST = 20;
 export const SCRYPT_R = 8;
 export const SCRYPT_P = 1;
 export const SALT_BYTES = 16;
 export const KEY_BYTES = 64;
 
+/** N for new hashes; set once at start from PASSWORD_HASH_COST (process-wide, like the gate). */
+let scryptN = 2 ** DEFAULT_HASH_COST;
+
+/** Sets the cost of new hashes (log2 N, MIN_HASH_COST..MAX_HASH_COST; the node's config checks the range). */
+export function setPasswordHashCost(log2N: number): void {
+  if (!Number.isInteger(log2N) || log2N < MIN_HASH_COST || log2N > MAX_HASH_COST) throw new RangeError(`password hash cost must be ${MIN_HASH_COST}..${MAX_HASH_COST}`);
+  if (2 ** log2N !== scryptN) dummy = null;
+  scryptN = 2 ** log2N;
+}
+
+/** N of new hashes. */
+export const currentScryptN = (): number => scryptN;
+
+/**
+ * The gate's default queue for `concurrency` running hashes: 16 hash times at
+ * the default cost per slot, so a cheaper (test) cost queues proportionally
+ * more (128 per slot at 2^14) and the longest wait stays the same.
+ */
+export const defaultPasswordHashQueue = (concurrency: number): number =>
+  HASHES_QUEUED_PER_SLOT * concurrency * Math.max(1, 2 ** DEFAULT_HASH_COST / scryptN);
+
 export const PASSWORD_MIN_LENGTH = 8;
 export const PASSWORD_MAX_LENGTH = 256;
 
 /** Upper bounds on parameters read back from a stored hash (a corrupt row must not pin the CPU). */
-const MAX_N = 1 << 20;
+const MAX_N = 2 ** MAX_HASH_COST;
 const MAX_R = 32;
 const MAX_P = 16;
 
@@ -30,6 +61,7 @@ function scryptAsync(password: string, salt: Buffer, keylen: number, options: Sc
   }));
 }
 
+/** scrypt's own limit on what one hash may allocate: its 128·N·r bytes, with headroom. */
 const memFor = (N: number, r: number): number => 128 * N * r * 2 + 1024 * 1024;
 
 /** Whether a value is acceptable as a new password (string, 8..256 characters). */
@@ -39,8 +71,9 @@ export function isAcceptablePassword(pw: unknown): pw is string {
 
 export async function hashPassword(pw: string): Promise<string> {
   const salt = randomBytes(SALT_BYTES);
-  const key = await scryptAsync(pw, salt, KEY_BYTES, { N: SCRYPT_N, r: SCRYPT_R, p: SCRYPT_P, maxmem: memFor(SCRYPT_N, SCRYPT_R) });
-  return `scrypt$${SCRYPT_N}$${SCRYPT_R}$${SCRYPT_P}$${salt.toString('base64url')}$${key.toString('base64url')}`;
+  const N = scryptN;
+  const key = await scryptAsync(pw, salt, KEY_BYTES, { N, r: SCRYPT_R, p: SCRYPT_P, maxmem: memFor(N, SCRYPT_R) });
+  return `scrypt$${N}$${SCRYPT_R}$${SCRYPT_P}$${salt.toString('base64url')}$${key.toString('base64url')}`;
 }
 
 interface ParsedHash { N: number; r: number; p: number; salt: Buffer; key: Buffer }
@@ -70,6 +103,17 @@ export async function verifyPassword(pw: string, stored: string): Promise<boolea
     return false;
   }
   return timingSafeEqual(derived, key);
+}
+
+/**
+ * Whether a stored hash is weaker than what new hashes get (a smaller N, r or
+ * p, or a shorter key): a login that just verified the password rehashes it.
+ * A stronger one (made before the cost was lowered for tests) is kept.
+ */
+export function needsRehash(stored: string): boolean {
+  const parsed = parseStored(stored);
+  if (parsed === null) return false;
+  return parsed.N < scryptN || parsed.r < SCRYPT_R || parsed.p < SCRYPT_P || parsed.key.length < KEY_BYTES;
 }
 
 let dummy: Promise<string> | null = null;

@@ -11,6 +11,7 @@
 import { after, before, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
+import { fuzzJsonValue, fuzzString } from '../support/unstorable-text.js';
 import { bootstrapProject, type Client, defineEntity } from '../support/client.js';
 import { forEachBackend, startServer, type Backend, type TestServer } from '../support/server.js';
 
@@ -28,7 +29,7 @@ const PIECES = [
 
 const documentArb = fc.oneof(
   fc.array(fc.constantFrom(...PIECES), { minLength: 1, maxLength: 30 }).map((p) => p.join(' ')),
-  fc.string({ maxLength: 200 }),
+  fuzzString({ maxLength: 200 }),
   fc.constantFrom(
     'query($n: Int!) { orders(first: $n) { totalCount } }',
     'query($f: OrderFilter) { orders(filter: $f) { edges { node { id total } } } }',
@@ -39,20 +40,20 @@ const documentArb = fc.oneof(
   ),
 );
 
-const jsonValueArb = fc.jsonValue({ maxDepth: 4 });
+const jsonValueArb = fuzzJsonValue({ maxDepth: 4 });
 const variablesArb = fc.oneof(
   fc.constant(undefined),
-  fc.record({ n: fc.oneof(fc.integer({ min: -5, max: 500 }), fc.string(), fc.constant(null)) }, { requiredKeys: [] }),
+  fc.record({ n: fc.oneof(fc.integer({ min: -5, max: 500 }), fuzzString(), fc.constant(null)) }, { requiredKeys: [] }),
   fc.record({ f: jsonValueArb }),
-  fc.record({ id: fc.oneof(fc.uuid(), fc.string(), fc.integer()), in: jsonValueArb }),
-  fc.record({ in: fc.record({ total: fc.oneof(fc.string(), fc.double(), fc.constant('12.50')), status: fc.constantFrom('PAID', 'paid', 'NOPE', 1), customer: fc.oneof(fc.uuid(), fc.string()) }, { requiredKeys: [] }) }),
+  fc.record({ id: fc.oneof(fc.uuid(), fuzzString(), fc.integer()), in: jsonValueArb }),
+  fc.record({ in: fc.record({ total: fc.oneof(fuzzString(), fc.double(), fc.constant('12.50')), status: fc.constantFrom('PAID', 'paid', 'NOPE', 1), customer: fc.oneof(fc.uuid(), fuzzString()) }, { requiredKeys: [] }) }),
   jsonValueArb,
 );
 
 const bodyArb = fc.oneof(
   fc.record({ query: documentArb, variables: variablesArb, operationName: fc.option(fc.constantFrom('A', 'B', 'C', ''), { nil: undefined }) }, { requiredKeys: ['query'] }),
   jsonValueArb,
-  fc.string({ maxLength: 100 }).map((s) => ({ raw: s })),
+  fuzzString({ maxLength: 100 }).map((s) => ({ raw: s })),
 );
 
 forEachBackend('GraphQL bad input', (backend: Backend) => {

@@ -11,6 +11,7 @@ import assert from 'node:assert/strict';
 import http2 from 'node:http2';
 import * as grpc from '@grpc/grpc-js';
 import fc from 'fast-check';
+import { fuzzString, UNSTORABLE_CHARS } from '../support/unstorable-text.js';
 import { bootstrapProject, type Client, defineEntity } from '../support/client.js';
 import { forEachBackend, startServer, type Backend, type TestServer } from '../support/server.js';
 import { metadata } from './support.js';
@@ -113,6 +114,38 @@ forEachBackend('gRPC bad input', (backend: Backend) => {
       const known = ours && /^[A-Z][A-Za-z0-9]{0,62}$/.test(service) && service === 'Item' && (UNARY as readonly string[]).includes(method);
       if (!known) assert.equal(e.code, grpc.status.UNIMPLEMENTED, `${path}: ${e.code}`);
       checkEnding(e, path);
+    });
+    await stillUp();
+  });
+
+  it('string fields holding U+0000 (INVALID_ARGUMENT Request.NulCharacter) or lone surrogates: never a server fault', async () => {
+    const proto = await admin.get('/grpc/proto/service-app.proto');
+    const label = Number(/ItemInput \{[^}]*?\blabel = (\d+);/s.exec(proto.text)?.[1]);
+    assert.ok(Number.isInteger(label), 'the served proto numbers ItemInput.label');
+    /** A length-delimited field (lengths under 128 bytes: one varint byte). */
+    const field = (n: number, bytes: Buffer): Buffer => Buffer.concat([Buffer.from([(n << 3) | 2, bytes.length]), bytes]);
+    /** UTF-8 as a lax encoder writes it: a lone surrogate as its three bytes (ED A0 80), which are not valid UTF-8. */
+    const laxUtf8 = (s: string): Buffer => Buffer.concat([...s].map((ch) => {
+      const cp = ch.charCodeAt(0);
+      return ch.length === 1 && cp >= 0xd800 && cp <= 0xdfff ? Buffer.from([0xe0 | (cp >> 12), 0x80 | ((cp >> 6) & 0x3f), 0x80 | (cp & 0x3f)]) : Buffer.from(ch, 'utf8');
+    }));
+    const text = fuzzString({ maxLength: 20 }).filter((s) => laxUtf8(s).length < 100);
+    const caseArb = fc.record({ method: fc.constantFrom('Create', 'Get', 'List'), s: text, forced: fc.constantFrom(...UNSTORABLE_CHARS, '') });
+    // A plain Create first: the hand-made encoding is right.
+    const ok = await unaryRaw('/service.app.ItemService/Create', field(1, field(label, Buffer.from('plain'))), md);
+    assert.equal(ok.code, grpc.status.OK, 'a hand-encoded Create succeeds');
+    await property('unstorable strings', 5, caseArb, 60, async ({ method, s: generated, forced }) => {
+      const s = forced === '' ? generated : generated + forced;
+      const bytes = laxUtf8(s);
+      const msg = method === 'Create' ? field(1, field(label, bytes)) : method === 'Get' ? field(1, bytes) : field(3, bytes);
+      const e = await unaryRaw(`/service.app.ItemService/${method}`, msg, md);
+      const what = `${method} with ${JSON.stringify(s)}: status ${e.code} ${String(e.trailers?.get('x-service-reason-code')[0] ?? '')}`;
+      checkEnding(e, what);
+      // Node's protobuf string decoding turns the bytes of a lone surrogate into U+FFFD, so only NUL arrives as sent.
+      if (s.includes('\u0000')) {
+        assert.equal(e.code, grpc.status.INVALID_ARGUMENT, what);
+        assert.equal(String(e.trailers?.get('x-service-reason-code')[0] ?? ''), 'Request.NulCharacter', what);
+      }
     });
     await stillUp();
   });

@@ -215,6 +215,18 @@ forEachBackend('identity federation (OIDC)', (backend: Backend) => {
     expectError(await callback(projectA, { code, state, provider: 'missing' }), 404, 'NOT_FOUND', 'Federation.ProviderNotFound');
   });
 
+  it('an ID token whose sub or email carries U+0000 answers 422 naming the claim, never a 5xx', async () => {
+    for (const [account, field] of [['nul\u0000sub', 'id_token.sub'], ['lone\uD800sub', 'id_token.sub']] as const) {
+      const s = await start(projectA);
+      const { code, state } = await authorize(op, s.url, account);
+      const r = await callback(projectA, { code, state });
+      expectError(r, 422, 'VALIDATION_FAILED', account.includes('\u0000') ? 'Request.NulCharacter' : 'Request.LoneSurrogate');
+      assert.equal(r.body.error.field, field);
+    }
+    // The provider still logs ordinary users in afterwards.
+    await federatedLogin(projectA, 'after-nul');
+  });
+
   it('the same provider user gets the same subject; the e-mail alone never links', async () => {
     // A password account with the address the provider will assert.
     const reg = await req('POST', '/api/identity/register', { bearer: null, project: projectA, body: { email: 'erin@example.com', password: 'correct horse 42' } });

@@ -83,4 +83,18 @@ describe('HashGate', () => {
     assert.equal(peak, 2);
     assert.deepEqual(gate.load, { active: 0, waiting: 0 });
   });
+
+  it('queues 16 per running hash by default: at 2^17 the last one waits ~16 hash times, not a minute', async () => {
+    const gate = new HashGate(1);
+    const releases: Array<() => void> = [];
+    const job = () => gate.run(() => new Promise<void>((r) => releases.push(r)));
+    const jobs = Array.from({ length: 17 }, job);
+    assert.deepEqual(gate.load, { active: 1, waiting: 16 });
+    await assert.rejects(job(), (err: unknown) => ServiceError.is(err) && err.reasonCode === 'Identity.Busy');
+    while (releases.length > 0 || gate.load.active > 0) {
+      await new Promise((r) => setImmediate(r));
+      releases.shift()?.();
+    }
+    await Promise.all(jobs);
+  });
 });

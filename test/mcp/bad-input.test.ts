@@ -12,6 +12,7 @@
 import { after, before, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
+import { fuzzJsonValue, fuzzString } from '../support/unstorable-text.js';
 import { expectStatus } from '../support/expect.js';
 import { forEachBackend, startServer, type Backend, type TestServer } from '../support/server.js';
 import { abortMidBody, postChunked } from '../rest/bad-input/http.js';
@@ -177,30 +178,30 @@ forEachBackend('MCP bad input', (backend: Backend) => {
   it('property: random messages get the protocol\'s answer, never a 5xx', async () => {
     const methods = fc.oneof(
       fc.constantFrom('initialize', 'ping', 'tools/list', 'tools/call', 'resources/list', 'resources/read', 'resources/templates/list', 'prompts/list', 'prompts/get', 'completion/complete', 'notifications/initialized'),
-      fc.string({ maxLength: 30 }),
+      fuzzString({ maxLength: 30 }),
     );
     const message = fc.record({
-      jsonrpc: fc.oneof(fc.constant('2.0'), fc.constant('2.0'), fc.jsonValue({ maxDepth: 1 })),
-      id: fc.oneof(fc.integer(), fc.string({ maxLength: 20 }), fc.jsonValue({ maxDepth: 1 })),
-      method: fc.oneof(methods, methods, fc.jsonValue({ maxDepth: 1 })),
-      params: fc.oneof(fc.dictionary(fc.constantFrom('name', 'arguments', 'cursor', 'uri', 'ref', 'argument', 'protocolVersion', 'capabilities', 'x'), fc.jsonValue({ maxDepth: 3 })), fc.jsonValue({ maxDepth: 2 })),
+      jsonrpc: fc.oneof(fc.constant('2.0'), fc.constant('2.0'), fuzzJsonValue({ maxDepth: 1 })),
+      id: fc.oneof(fc.integer(), fuzzString({ maxLength: 20 }), fuzzJsonValue({ maxDepth: 1 })),
+      method: fc.oneof(methods, methods, fuzzJsonValue({ maxDepth: 1 })),
+      params: fc.oneof(fc.dictionary(fc.constantFrom('name', 'arguments', 'cursor', 'uri', 'ref', 'argument', 'protocolVersion', 'capabilities', 'x'), fuzzJsonValue({ maxDepth: 3 })), fuzzJsonValue({ maxDepth: 2 })),
     }, { requiredKeys: [] });
-    const body = fc.oneof(message, message, fc.jsonValue({ maxDepth: 3 }), fc.array(message, { maxLength: 3 }));
+    const body = fc.oneof(message, message, fuzzJsonValue({ maxDepth: 3 }), fc.array(message, { maxLength: 3 }));
     await fc.assert(fc.asyncProperty(body, async (b) => {
       checkAnswer(await rawPost(p.endpoint, b, headers), `body ${JSON.stringify(b).slice(0, 300)}`);
     }), { seed: SEED, numRuns: 150 * RUNS, endOnFailure: true });
   });
 
   it('property: random tool calls get a result, -32602, or the operation\'s -32003 / -32000', async () => {
-    const names = fc.oneof(fc.constantFrom('Order.list', 'Order.get', 'Order.create', 'Order.update', 'Order.delete', 'Customer.list', 'Customer.get'), fc.string({ maxLength: 20 }));
+    const names = fc.oneof(fc.constantFrom('Order.list', 'Order.get', 'Order.create', 'Order.update', 'Order.delete', 'Customer.list', 'Customer.get'), fuzzString({ maxLength: 20 }));
     const argNames = fc.constantFrom('filter', 'sort', 'page', 'pageSize', 'cursor', 'includeTotal', 'include', 'fields', 'id', 'input', 'idempotencyKey', 'ifMatch', 'force', 'bogus');
     const value = fc.oneof(
-      fc.jsonValue({ maxDepth: 3 }),
+      fuzzJsonValue({ maxDepth: 3 }),
       fc.constantFrom('total', '-total,createdAt', 'customer', customerId, '00000000-0000-4000-8000-000000000000', "'; DROP TABLE x; --"),
-      fc.record({ total: fc.oneof(fc.constant('1.50'), fc.jsonValue({ maxDepth: 1 })), status: fc.oneof(fc.constantFrom('paid', 'pending'), fc.string()), customer: fc.constant(customerId) }, { requiredKeys: [] }),
-      fc.dictionary(fc.constantFrom('total', 'status', 'note', 'id', 'and', 'or'), fc.jsonValue({ maxDepth: 2 })),
+      fc.record({ total: fc.oneof(fc.constant('1.50'), fuzzJsonValue({ maxDepth: 1 })), status: fc.oneof(fc.constantFrom('paid', 'pending'), fuzzString()), customer: fc.constant(customerId) }, { requiredKeys: [] }),
+      fc.dictionary(fc.constantFrom('total', 'status', 'note', 'id', 'and', 'or'), fuzzJsonValue({ maxDepth: 2 })),
     );
-    const call = fc.record({ name: names, arguments: fc.oneof(fc.dictionary(argNames, value, { maxKeys: 5 }), fc.jsonValue({ maxDepth: 1 })) });
+    const call = fc.record({ name: names, arguments: fc.oneof(fc.dictionary(argNames, value, { maxKeys: 5 }), fuzzJsonValue({ maxDepth: 1 })) });
     await fc.assert(fc.asyncProperty(call, async (params) => {
       const what = `tools/call ${JSON.stringify(params).slice(0, 300)}`;
       const r = await rawPost(p.endpoint, { jsonrpc: '2.0', id: 1, method: 'tools/call', params }, headers);

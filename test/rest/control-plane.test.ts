@@ -115,11 +115,11 @@ forEachBackend('control plane', (backend: Backend) => {
     // A project id from another tenant does not resolve.
     expectError(await admin.get(`/api/projects/resolve?tenant=${a.slug}&project=${byId.id}`), 404, 'NOT_FOUND', 'Project.NotFound');
     expectError(await admin.get('/api/projects/resolve'), 422, 'VALIDATION_FAILED', 'Project.ResolveNeedsScope');
-    // References that cannot be slugs or ids name nothing (a NUL used to reach SQL as a 500).
-    expectError(await admin.get(`/api/projects/resolve?tenant=%00&project=shop`), 404, 'NOT_FOUND', 'Project.NotFound');
-    expectError(await admin.get(`/api/projects/resolve?tenant=${a.slug}&project=sh%00op`), 404, 'NOT_FOUND', 'Project.NotFound');
-    expectError(await admin.get('/api/TenantRecord/%00'), 404, 'NOT_FOUND', 'Tenant.NotFound');
-    expectError(await admin.get(`/api/ProjectRecord?tenant=a%00b`), 404, 'NOT_FOUND', 'Tenant.NotFound');
+    // A NUL (it used to reach SQL as a 500) is refused before anything reads it: 422 naming where it was.
+    expectError(await admin.get(`/api/projects/resolve?tenant=%00&project=shop`), 422, 'VALIDATION_FAILED', 'Request.NulCharacter', 'tenant');
+    expectError(await admin.get(`/api/projects/resolve?tenant=${a.slug}&project=sh%00op`), 422, 'VALIDATION_FAILED', 'Request.NulCharacter', 'project');
+    expectError(await admin.get('/api/TenantRecord/%00'), 422, 'VALIDATION_FAILED', 'Request.NulCharacter', 'id');
+    expectError(await admin.get(`/api/ProjectRecord?tenant=a%00b`), 422, 'VALIDATION_FAILED', 'Request.NulCharacter', 'tenant');
     expectError(await admin.post('/api/projects/create', { tenant: 'UPPER', slug: 'x', name: 'x' }), 404, 'NOT_FOUND', 'Tenant.NotFound');
   });
 
@@ -177,9 +177,9 @@ forEachBackend('control plane', (backend: Backend) => {
     expectError(await admin.put(`/api/ProjectRecord/${p.id}`, { state: 'frozen' }), 422, 'VALIDATION_FAILED', 'Project.InvalidState', 'state');
     expectError(await admin.put(`/api/ProjectRecord/${p.id}`, { settings: [] }), 422, 'VALIDATION_FAILED', 'Project.InvalidProperty', 'settings');
     expectError(await admin.put(`/api/ProjectRecord/${p.id}`, { slug: 'new' }), 422, 'VALIDATION_FAILED', 'Project.UnknownProperty', 'slug');
-    // jsonb refuses NUL characters; that is the caller's 422, not a 500.
-    expectError(await admin.put(`/api/ProjectRecord/${p.id}`, { settings: { a: 'x\u0000y' } }), 422, 'VALIDATION_FAILED', 'Project.InvalidProperty', 'settings');
-    expectError(await admin.put(`/api/ProjectRecord/${p.id}`, { settings: { nested: [{ ['k\u0000']: 1 }] } }), 422, 'VALIDATION_FAILED', 'Project.InvalidProperty', 'settings');
+    // jsonb refuses NUL characters; that is the caller's 422, not a 500, naming the value or key.
+    expectError(await admin.put(`/api/ProjectRecord/${p.id}`, { settings: { a: 'x\u0000y' } }), 422, 'VALIDATION_FAILED', 'Request.NulCharacter', 'settings.a');
+    expectError(await admin.put(`/api/ProjectRecord/${p.id}`, { settings: { nested: [{ ['k\u0000']: 1 }] } }), 422, 'VALIDATION_FAILED', 'Request.NulCharacter', 'settings.nested[0].k\\u0000');
     assert.deepEqual(controlData(await admin.get(`/api/ProjectRecord/${p.id}`), 200, 'ProjectRecord', 'read'), { ...archived });
 
     expectStatus(await admin.delete(`/api/ProjectRecord/${p.id}`), 204);

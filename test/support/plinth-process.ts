@@ -6,6 +6,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { TEST_PASSWORD_HASH_COST } from './server.js';
 
 /** dist/main.js (this file is dist/test/support/plinth-process.js once compiled). */
 export const PLINTH_MAIN = fileURLToPath(new URL('../../main.js', import.meta.url));
@@ -100,6 +101,7 @@ export function startPlinthProcess(opts: PlinthProcessOptions): Promise<PlinthPr
     SERVICE_ADMIN_TOKEN: opts.adminToken,
     NODE_ID: opts.nodeId,
     LOG_LEVEL: opts.logLevel ?? 'warn',
+    PASSWORD_HASH_COST: TEST_PASSWORD_HASH_COST,
     ...(opts.databaseUrl == null ? {} : { DATABASE_URL: opts.databaseUrl }),
     ...(opts.natsUrl == null ? {} : { NATS_URL: opts.natsUrl }),
     ...opts.env,

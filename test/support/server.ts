@@ -35,6 +35,9 @@ export interface StartOptions {
 
 export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL ?? null;
 
+/** log2 of scrypt's N in test servers (README: PASSWORD_HASH_COST is for test suites below 17). */
+export const TEST_PASSWORD_HASH_COST = '14';
+
 /** The backends to run on: PGlite always, PostgreSQL when TEST_DATABASE_URL is set (forEachBackend). */
 export const BACKENDS: Backend[] = TEST_DATABASE_URL === null ? ['pglite'] : ['pglite', 'postgres'];
 
@@ -81,6 +84,9 @@ export async function startServer(opts: StartOptions = {}): Promise<TestServer> 
   }
   const config = parseConfig({
     HOST: '127.0.0.1', PORT: '0', GRPC_PORT: '0', DATA_DIR: dataDir, SERVICE_ADMIN_TOKEN: adminToken, LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    // Suites register and log in hundreds of users: the test-only cost (2^14, not 2^17) keeps them fast.
+    // A test of the default cost passes PASSWORD_HASH_COST: '17' in `env`.
+    PASSWORD_HASH_COST: TEST_PASSWORD_HASH_COST,
     ...(databaseUrl === null ? {} : { DATABASE_URL: databaseUrl, DB_POOL_SIZE: '5' }),
     ...opts.env,
   });

@@ -147,6 +147,11 @@ forEachBackend('inbound webhooks', (backend: Backend) => {
   it('answers 422 for malformed JSON with a valid signature, and 404 for an unknown key', async () => {
     const bad = '{"type":"x","id":';
     expectError(await deliver(inbound(), bad, sign(bad)), 422, 'VALIDATION_FAILED', 'Webhook.MalformedPayload');
+    // A signed payload whose data holds U+0000 (jsonb refuses it) or a lone surrogate: 422 naming it, never a 500.
+    const nul = JSON.stringify({ type: 'x', id: 'nul-1', data: { note: 'a\u0000b' } });
+    expectError(await deliver(inbound(), nul, sign(nul)), 422, 'VALIDATION_FAILED', 'Request.NulCharacter', 'data.note');
+    const lone = JSON.stringify({ type: 'x', id: 'lone-1', data: ['\ud800'] });
+    expectError(await deliver(inbound(), lone, sign(lone)), 422, 'VALIDATION_FAILED', 'Request.LoneSurrogate', 'data[0]');
     const noId = JSON.stringify({ type: 'x', data: {} });
     expectError(await deliver(inbound(), noId, sign(noId)), 422, 'VALIDATION_FAILED', 'Webhook.InvalidId', 'id');
     const payload = JSON.stringify({ type: 'x', id: '1', data: {} });

@@ -3,7 +3,7 @@ import { ServiceError, unauthorized, validationFailed } from '../../errors/servi
 import { claimsOf } from '../../identity/claims.js';
 import { SESSION_TTL_SECONDS } from '../../identity/constants.js';
 import { projectSigningKey } from '../../identity/keys.js';
-import { dummyPasswordHash, hashPassword, isAcceptablePassword, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, verifyPassword } from '../../identity/passwords.js';
+import { dummyPasswordHash, hashPassword, isAcceptablePassword, needsRehash, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, verifyPassword } from '../../identity/passwords.js';
 import { revokedSessions } from '../../identity/revocations.js';
 import { newRefreshToken, parseRefreshToken, refreshTokenHash, refreshTokenIssuedBy, sameHash, signAccessToken, successorRefreshToken } from '../../identity/tokens.js';
 import { identityPolicy } from '../../identity/policy.js';
@@ -142,7 +142,24 @@ async function checkAndOpenSession(ctx: OperationContext, password: string, emai
     throw invalidCredentials();
   }
   throttle.succeeded(account);
+  if (needsRehash(found.password_hash)) await rehash(ctx, found.id, found.password_hash, password);
   return openSession(ctx, found.id, found.claims);
+}
+
+/**
+ * Upgrades a hash made with weaker parameters (N = 2^14 before issue 22) now
+ * that the password is known to be right: one more hash on this login only.
+ * Compare-and-set on the old hash, so a password changed meanwhile is never
+ * overwritten. A refusal (hash gate full) or a failure leaves the old hash,
+ * which still verifies: the next login tries again, and this one succeeds.
+ */
+async function rehash(ctx: OperationContext, subjectId: string, old: string, password: string): Promise<void> {
+  try {
+    const upgraded = await hashPassword(password);
+    await ctx.services.db.query('UPDATE plinth.identity_subjects SET password_hash = $1 WHERE id = $2 AND password_hash = $3', [upgraded, subjectId, old]);
+  } catch (err) {
+    ctx.services.log.warn('password hash not upgraded; the next login tries again', { correlationId: ctx.inv.correlationId, error: err instanceof Error ? err.message : String(err) });
+  }
 }
 
 /**

@@ -8,6 +8,7 @@ import { noGrants, type OperationContext, type OperationSpec } from '../types.js
 import { generateSecret, type SecretStore } from '../../secrets/index.js';
 import { readBody } from '../control/body.js';
 import { jsonDepthExceeds, MAX_JSON_DEPTH } from '../../json-depth.js';
+import { refuseUnstorableIn } from '../../storable-text.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const TYPE_RE = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,199}$/;
@@ -51,6 +52,8 @@ function parseMessage(raw: Buffer): { type: string; externalId: string; data: un
   if (typeof v.type !== 'string' || !TYPE_RE.test(v.type)) throw validationFailed('Webhook.InvalidType', "'type' must be a string of letters, digits, '_', '.', ':' or '-' (at most 200)", 'type');
   const id = typeof v.id === 'number' && Number.isSafeInteger(v.id) ? String(v.id) : v.id;
   if (typeof id !== 'string' || id.length === 0 || id.length > 200 || id.includes('\u0000')) throw validationFailed('Webhook.InvalidId', "'id' must be a non-empty string of at most 200 characters", 'id');
+  // The raw body bypasses dispatch's input check: `data` is stored as jsonb.
+  refuseUnstorableIn(v.data, 'data');
   return { type: v.type, externalId: id, data: v.data ?? null };
 }
 

@@ -5,6 +5,7 @@
  * not by re-running the server's validator.
  */
 import fc from 'fast-check';
+import { fuzzJsonValue, fuzzString, holdsUnstorable, withUnstorable } from '../../support/unstorable-text.js';
 
 export const TIERS = ['free', 'pro', 'enterprise'] as const;
 export const STATUSES = ['open', 'paid', 'shipped'] as const;
@@ -77,13 +78,25 @@ export const SQLISH = [
 const sqlish = fc.constantFrom(...SQLISH);
 const noNul = (s: string): boolean => !s.includes('\u0000');
 
-/** Valid String values: SQL-looking, random code points, random graphemes, and mixes. */
-export const textArb = fc.oneof(
+/**
+ * String values: SQL-looking, random code points, random graphemes, and mixes;
+ * one in five carries U+0000 or a lone surrogate (test/support/unstorable-text.ts),
+ * which the server refuses before anything else (`unstorableFields`).
+ */
+export const textArb = withUnstorable(fc.oneof(
   sqlish,
   fc.string({ unit: 'binary', maxLength: 30 }).filter(noNul),
   fc.string({ unit: 'grapheme', maxLength: 30 }).filter(noNul),
   fc.tuple(sqlish, fc.string({ unit: 'grapheme-ascii', maxLength: 10 })).map(([a, b]) => a + b),
-);
+));
+
+/** The reasons of a 422 for text PostgreSQL cannot store (runtime/storable-text.ts). */
+export const UNSTORABLE_REASON = /^Request\.(NulCharacter|LoneSurrogate)$/;
+
+/** Top-level keys of a body whose key or value holds unstorable text: the 422's `field` starts with one of them. */
+export function unstorableFields(body: Record<string, unknown>): string[] {
+  return Object.keys(body).filter((k) => holdsUnstorable(k) || holdsUnstorable(body[k]));
+}
 
 /** `ok`: accepted; `bad`: refused by input validation, naming this field; `db`: refused with 422 by the storage layer; `either`: stored verbatim or refused with 422. */
 export type Verdict = 'ok' | 'bad' | 'db' | 'either' | 'dup' | 'existing';
@@ -129,7 +142,7 @@ const BAD_TIMESTAMPS = [
   '2023-01-01T00:00:00+16:00', '2023-06-01T12:00-20:30',
 ];
 
-const jsonNoNul = fc.jsonValue({ maxDepth: 3 }).filter((v) => !JSON.stringify(v).includes('\\u0000'));
+const jsonArb = fuzzJsonValue({ maxDepth: 3 });
 
 export const customerFields = {
   email: fc.oneof(
@@ -154,9 +167,9 @@ export const customerFields = {
     w(1, db(c(...DB_BAD_TIMESTAMPS))),
   ),
   meta: fc.oneof(
-    w(6, ok(fc.oneof(u(ABSENT, null, { "'; DROP TABLE x; --": '1 OR 1=1', $1: ['$2', { '%': '_' }] }), jsonNoNul, fc.dictionary(sqlish, sqlish)))),
+    w(6, ok(fc.oneof(u(ABSENT, null, { "'; DROP TABLE x; --": '1 OR 1=1', $1: ['$2', { '%': '_' }] }), jsonArb, fc.dictionary(sqlish, sqlish)))),
     w(1, bad(u({ a: '\u0000' }, { 'k\u0000': 1 }, ['x\u0000'], '\u0000'))),
-    // Lone surrogates are valid JSON escapes but not storable text: refused by storage (22P02 → 422).
+    // Lone surrogates are valid JSON escapes but not storable text: refused before storage (Request.LoneSurrogate).
     w(1, db(u('\ud800', { s: '\udc00x' }))),
   ),
   vip: fc.oneof(w(6, ok(u(ABSENT, true, false))), w(1, bad(u(null, 'true', 1, 0, [])))),
@@ -168,9 +181,9 @@ const ORDER_KEYS = new Set(['customer', 'total', 'status']);
 /** Extra keys: unknown ones (UnknownField) or generated ones (ReadOnlyField). */
 const extraKeyArb = (known: Set<string>) =>
   fc.oneof(
-    fc.record({ key: fc.oneof(sqlish, c('__proto__', 'constructor', 'EMAIL', 'Email', 'email ', 'tier\u0000', ''), fc.string({ minLength: 1, maxLength: 12 })).filter((k) => !known.has(k) && !GENERATED.includes(k)), reason: fc.constant('UnknownField') }),
+    fc.record({ key: fc.oneof(sqlish, c('__proto__', 'constructor', 'EMAIL', 'Email', 'email ', 'tier\u0000', ''), fuzzString({ minLength: 1, maxLength: 12 })).filter((k) => !known.has(k) && !GENERATED.includes(k)), reason: fc.constant('UnknownField') }),
     fc.record({ key: c(...GENERATED), reason: fc.constant('ReadOnlyField') }),
-  ).chain((x) => fc.record({ key: fc.constant(x.key), reason: fc.constant(x.reason), value: fc.jsonValue({ maxDepth: 1 }) }));
+  ).chain((x) => fc.record({ key: fc.constant(x.key), reason: fc.constant(x.reason), value: fuzzJsonValue({ maxDepth: 1 }) }));
 
 export interface ExtraKey {
   key: string;
@@ -192,7 +205,7 @@ export const customerCaseArb: fc.Arbitrary<CustomerCase> = fc.oneof(
       age: ok(fc.oneof(u(ABSENT, null), fc.integer({ min: INT32_MIN, max: INT32_MAX }))),
       balance: ok(fc.oneof(u(ABSENT, null), decimalStringArb, finiteDouble)),
       since: ok(fc.oneof(u(ABSENT, null), isoArb)),
-      meta: ok(fc.oneof(u(ABSENT, null), jsonNoNul, fc.dictionary(sqlish, sqlish))),
+      meta: ok(fc.oneof(u(ABSENT, null), jsonArb, fc.dictionary(sqlish, sqlish))),
       vip: ok(u(ABSENT, true, false)),
     }),
     extra: fc.constant([] as ExtraKey[]),
@@ -229,9 +242,10 @@ const JUNK = ['{', '}', '[', ']', '"', ',', ':', '\\', '\u0000', 'x', '\n', '\ud
 /** Bodies for create routes: random text, random bytes, random JSON of the wrong shape, and near-miss JSON. */
 export const rawBodyArb: fc.Arbitrary<Uint8Array> = fc.oneof(
   fc.string({ unit: 'binary', maxLength: 200 }).map((s) => new Uint8Array(Buffer.from(s, 'utf8'))),
-  fc.string({ maxLength: 200 }).map((s) => new Uint8Array(Buffer.from(s, 'utf8'))),
+  fuzzString({ maxLength: 200 }).map((s) => new Uint8Array(Buffer.from(s, 'utf8'))),
   fc.uint8Array({ maxLength: 200 }),
   fc.json({ maxDepth: 4 }).map((s) => new Uint8Array(Buffer.from(s, 'utf8'))),
+  fuzzJsonValue({ maxDepth: 4 }).map((v) => new Uint8Array(Buffer.from(JSON.stringify(v), 'utf8'))),
   c(...TRICKY_BODIES).map((s) => new Uint8Array(Buffer.from(s, 'utf8'))),
   fc.tuple(fc.json({ maxDepth: 3 }), fc.nat(), c(...JUNK), c('insert', 'delete', 'truncate')).map(([s, at, junk, op]) => {
     const i = s.length === 0 ? 0 : at % s.length;
@@ -271,6 +285,7 @@ export function rawBodyReason(bytes: Uint8Array, entity: string, batch: boolean)
     return /^Request\.(MalformedJson|TooDeep)$/;
   }
   if (jsonDepth(value) > 64) return 'Request.TooDeep';
+  if (holdsUnstorable(value)) return UNSTORABLE_REASON;
   if (batch) {
     if (!isObject(value) || !Array.isArray(value.items)) return 'Batch.InvalidBody';
     return new RegExp(`^(Batch\\.|${entity}Validation\\.)`);
@@ -299,7 +314,7 @@ const leafBad = (reason: string, a: fc.Arbitrary<Record<string, unknown>>): fc.A
 const int32 = fc.integer({ min: INT32_MIN, max: INT32_MAX });
 const cmp = c('eq', 'ne', 'gt', 'lt');
 const likePattern = fc.oneof(
-  fc.string({ unit: 'binary', maxLength: 20 }),
+  withUnstorable(fc.string({ unit: 'binary', maxLength: 20 })),
   fc.tuple(c('%', '_', ''), textArb, c('%', '_', '', '\\%', '\\_')).map(([a, b, z]) => a + b + z),
   sqlish,
 );
@@ -328,7 +343,7 @@ const customerLeaves: fc.Arbitrary<F> = fc.oneof(
   leafOk(fc.array(fc.uuid(), { minLength: 1, maxLength: 5 }).map((xs) => ({ id: { in: xs } }))),
   leafOk(fc.constant({})),
   // invalid
-  leafBad('UnknownField', fc.record({ k: fc.oneof(sqlish, c('deletedAt', 'Email', 'concurrencyToken', 'AND', 'customer', '__proto__'), fc.string({ maxLength: 10 })), v: fc.jsonValue({ maxDepth: 1 }) })
+  leafBad('UnknownField', fc.record({ k: fc.oneof(sqlish, c('deletedAt', 'Email', 'concurrencyToken', 'AND', 'customer', '__proto__'), fuzzString({ maxLength: 10 })), v: fuzzJsonValue({ maxDepth: 1 }) })
     .filter(({ k }) => !isQueryable('customers', k) && !['and', 'or', 'not'].includes(k)).map(({ k, v }) => ({ [k]: { eq: v } }))),
   leafBad('UnknownOperator', fc.record({ f: c('age', 'email', 'tier', 'balance'), op: c(...NOT_OPS) }).map(({ f, op }) => ({ [f]: { [op]: 1 } }))),
   leafBad('InvalidValue', c<Record<string, unknown>>(
@@ -417,7 +432,11 @@ export interface FilterCase {
   reasons: string[] | 'anyFilter';
 }
 
+/** A filter holding unstorable text is refused by dispatch() before the filter parser sees it. */
+const UNSTORABLE_REASONS = ['Request.NulCharacter', 'Request.LoneSurrogate'];
+
 const fromF = (entity: EntityKey) => (f: F): FilterCase => {
+  if (holdsUnstorable(f.json)) return { entity, text: JSON.stringify(f.json), reasons: UNSTORABLE_REASONS };
   const reasons = [...f.bad];
   if (f.depth > 8) reasons.push('TooDeep');
   if (f.nodes > 200) reasons.push('TooLarge');
@@ -428,16 +447,20 @@ const fromF = (entity: EntityKey) => (f: F): FilterCase => {
 
 /** Raw filter texts: random strings and random JSON (mostly unknown fields), judged by a small oracle. */
 const rawFilter: fc.Arbitrary<FilterCase> = fc
-  .record({ entity: c<EntityKey>('customers', 'orders'), text: fc.oneof(fc.string({ maxLength: 60 }), fc.json({ maxDepth: 3 }), c('null', '[]', '"x"', '1', '{"age":{"eq":1}', "{'age':{'eq':1}}", 'x'.repeat(17 * 1024), `{"email":{"eq":"${'y'.repeat(16 * 1024)}"}}`)) })
-  .map(({ entity, text }): FilterCase => {
+  .record({ entity: c<EntityKey>('customers', 'orders'), text: fc.oneof(fuzzString({ maxLength: 60 }), fc.json({ maxDepth: 3 }), fuzzJsonValue({ maxDepth: 3 }).map((v) => JSON.stringify(v)), c('null', '[]', '"x"', '1', '{"age":{"eq":1}', "{'age':{'eq':1}}", 'x'.repeat(17 * 1024), `{"email":{"eq":"${'y'.repeat(16 * 1024)}"}}`)) })
+  .map(({ entity, text: generated }): FilterCase => {
+    // A lone surrogate cannot travel in a URL (encoders write U+FFFD's bytes): send what arrives.
+    const text = generated.replace(/\p{Cs}/gu, '\uFFFD');
+    if (text.includes('\u0000')) return { entity, text, reasons: ['Request.NulCharacter'] };
     if (text === '') return { entity, text, reasons: [] }; // an empty filter parameter is no filter
-    if (Buffer.byteLength(text) > 16 * 1024) return { entity, text, reasons: ['Filter.TooLarge'] };
     let v: unknown;
     try {
       v = JSON.parse(text);
     } catch {
-      return { entity, text, reasons: ['Filter.MalformedJson'] };
+      return { entity, text, reasons: [Buffer.byteLength(text) > 16 * 1024 ? 'Filter.TooLarge' : 'Filter.MalformedJson'] };
     }
+    if (holdsUnstorable(v)) return { entity, text, reasons: UNSTORABLE_REASONS };
+    if (Buffer.byteLength(text) > 16 * 1024) return { entity, text, reasons: ['Filter.TooLarge'] };
     if (!isObject(v)) return { entity, text, reasons: ['Filter.InvalidFilter'] };
     const keys = Object.keys(v);
     if (keys.length === 0) return { entity, text, reasons: [] };
@@ -457,14 +480,14 @@ export const filterCaseArb: fc.Arbitrary<FilterCase> = fc.oneof(
 const sortToken = (e: EntityKey) => fc.oneof(
   c(...Object.keys(QUERYABLE[e]).flatMap((f) => [f, `-${f}`, `+${f}`])),
   c('', ' ', '-', '+', '--email', 'Email', 'deletedAt', 'concurrencyToken', 'email;DROP TABLE x', 'email desc', 'customer', 'total', '-meta', 'RANDOM()'),
-  fc.string({ maxLength: 8 }),
+  fuzzString({ maxLength: 8 }),
 );
-const fieldToken = (e: EntityKey) => fc.oneof(c(...Object.keys(QUERYABLE[e]), 'concurrencyToken'), c('password', 'deletedAt', 'Email', 'x; DROP TABLE y', '*', 'email)'), fc.string({ maxLength: 6 }));
-const includeToken = (e: EntityKey) => fc.oneof(c(...RELATIONS[e]), c('orders', 'customer', 'customers', 'Order', '*', "orders'--"), fc.string({ maxLength: 6 }));
+const fieldToken = (e: EntityKey) => fc.oneof(c(...Object.keys(QUERYABLE[e]), 'concurrencyToken'), c('password', 'deletedAt', 'Email', 'x; DROP TABLE y', '*', 'email)'), fuzzString({ maxLength: 6 }));
+const includeToken = (e: EntityKey) => fc.oneof(c(...RELATIONS[e]), c('orders', 'customer', 'customers', 'Order', '*', "orders'--"), fuzzString({ maxLength: 6 }));
 const intText = fc.oneof(
   c('', '0', '1', '2', '200', '201', '1000000', '1000001', '999999999', '1000000000', '-1', '1.5', '1e2', ' 1', '01', 'abc', '1;DROP TABLE x', '0x10', '+1', '٣'),
   fc.nat().map(String),
-  fc.string({ maxLength: 5 }),
+  fuzzString({ maxLength: 5 }),
 );
 const opt = <T>(a: fc.Arbitrary<T>): fc.Arbitrary<T | undefined> => fc.option(a, { nil: undefined, freq: 2 });
 
@@ -489,7 +512,7 @@ export const listCaseArb: fc.Arbitrary<ListCase> = c<EntityKey>('customers', 'or
   pageSize: opt(intText),
   includeTotal: opt(c('true', 'false', 'TRUE', '1', '', 'yes')),
   cursor: opt(fc.oneof(
-    fc.oneof(fc.string({ maxLength: 40 }), fc.base64String({ maxLength: 40 }), fc.json({ maxDepth: 2 }).map((s) => Buffer.from(s).toString('base64url')))
+    fc.oneof(fuzzString({ maxLength: 40 }), fc.base64String({ maxLength: 40 }), fc.json({ maxDepth: 2 }).map((s) => Buffer.from(s).toString('base64url')))
       .map((text) => ({ kind: 'random' as const, text })),
     fc.record({
       kind: c('real' as const, 'forged' as const),
@@ -538,12 +561,24 @@ export function csvReasons(kind: 'fields' | 'include', e: EntityKey, text: strin
 
 // ---------------------------------------------------------------- paths and headers
 
+/**
+ * encodeURIComponent, except that a lone surrogate (which it refuses) is sent
+ * as the UTF-8 bytes a lax encoder would write (`%ED%A0%80`): the server's
+ * decoding refuses those, so the path names no route.
+ */
+export const encodePathSegment = (s: string): string =>
+  s.replace(/\p{Cs}|[^\p{Cs}]+/gu, (part) => {
+    const cp = part.charCodeAt(0);
+    if (part.length > 1 || cp < 0xd800 || cp > 0xdfff) return encodeURIComponent(part);
+    return `%${(0xe0 | (cp >> 12)).toString(16).toUpperCase()}%${(0x80 | ((cp >> 6) & 0x3f)).toString(16).toUpperCase()}%${(0x80 | (cp & 0x3f)).toString(16).toUpperCase()}`;
+  });
+
 const segment = fc.oneof(
   c('customers', 'orders', 'Customer', 'customer', 'CUSTOMERS', 'count', 'batch', 'delete', 'TenantRecord', 'ProjectRecord', 'projects', 'Schema', 'entities',
     'health', 'identity', 'events', '%00', '%ZZ', '%2F', '%25', '%C0%AF', '%27%3B%20DROP%20TABLE%20x%3B--', "customers'", 'customers%00', '%E2%80%AE', '~', '*', 'null',
     'undefined', '__proto__', 'constructor'),
   fc.uuid(),
-  fc.string({ maxLength: 12 }).map(encodeURIComponent),
+  fuzzString({ maxLength: 12 }).map(encodePathSegment),
   fc.stringMatching(/^[a-z]{1,10}$/),
 );
 export interface PathCase {
@@ -570,7 +605,9 @@ export type HeaderCase =
   | { kind: 'x-service-tenant' | 'x-service-project'; value: string; real: 'no' | 'slug' | 'id' | 'ID' }
   | { kind: 'content-type'; value: string }
   | { kind: 'x-service-correlation-id'; value: string }
-  | { kind: 'authorization'; value: string };
+  | { kind: 'authorization'; value: string }
+  /** A header value with U+0000 in it (sent on a raw socket: fetch refuses it). */
+  | { kind: 'control'; header: string; value: string };
 
 export const headerCaseArb: fc.Arbitrary<HeaderCase> = fc.oneof(
   fc.record({ kind: fc.constant('if-match' as const), value: fc.oneof(headerText, c('*', ' * ', '"*"', 'W/"*"', '', 'W/', '""', '"', ',')), real: c('no' as const, 'no' as const, 'bare' as const, 'quoted' as const, 'weak' as const) }),
@@ -579,6 +616,12 @@ export const headerCaseArb: fc.Arbitrary<HeaderCase> = fc.oneof(
   fc.record({ kind: fc.constant('content-type' as const), value: fc.oneof(headerText, c('application/json', 'Application/JSON', 'application/json; charset=utf-8', 'application/vnd.api+json', 'application/merge-patch+json', 'text/plain', 'text/json', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/jsonx', 'json', '', 'application/', '+json', 'application/+json', ' application/json ; x=y')) }),
   fc.record({ kind: fc.constant('x-service-correlation-id' as const), value: fc.oneof(headerText, c('abcdefgh', 'abcdefg', 'a'.repeat(128), 'a'.repeat(129), 'has space x', 'ok.id:with-chars_1')) }),
   fc.record({ kind: fc.constant('authorization' as const), value: fc.oneof(headerText.map((s) => `Bearer ${s}`), headerText, c('Bearer', 'Basic YWRtaW46YWRtaW4=', 'Bearer ' + 'x'.repeat(5000))) }),
+  // Only NUL: a lone surrogate has no byte form in a header (its UTF-8 bytes are not ASCII, which uWS does not decode).
+  fc.record({
+    kind: fc.constant('control' as const),
+    header: c('x-service-branch', 'x-service-tenant', 'x-service-project', 'idempotency-key', 'if-match', 'authorization', 'content-type'),
+    value: fc.tuple(headerText, fc.nat()).map(([v, at]) => `${v.slice(0, at % (v.length + 1))}\u0000${v.slice(at % (v.length + 1))}`),
+  }),
 );
 
 /** What a field-value parser keeps of a header value: leading and trailing spaces and tabs go. */
@@ -644,6 +687,8 @@ export interface RelatedFilterCase {
   reaches: boolean;
   /** Otherwise the outcome of the nested part alone: 200 or a Filter reason. */
   inner: FilterCase;
+  /** The nested part holds U+0000 or a lone surrogate: 422 Request.* before any grant is checked. */
+  unstorable: boolean;
 }
 
 export const relatedFilterArb: fc.Arbitrary<RelatedFilterCase> = fc
@@ -655,9 +700,10 @@ export const relatedFilterArb: fc.Arbitrary<RelatedFilterCase> = fc
     try {
       v = JSON.parse(inner.text);
     } catch {
-      return { text, reaches: false, inner };
+      return { text, reaches: false, inner, unstorable: inner.text.includes('\u0000') };
     }
+    if (holdsUnstorable(v)) return { text, reaches: false, inner, unstorable: true };
     // The parser enters Customer when the nested object names fields, not comparison operators.
     const reaches = Buffer.byteLength(text) <= 16 * 1024 && isObject(v) && Object.keys(v).length > 0 && Object.keys(v).every((k) => !COMPARISON.includes(k));
-    return { text, reaches, inner };
+    return { text, reaches, inner, unstorable: false };
   });
