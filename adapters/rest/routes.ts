@@ -44,6 +44,22 @@ export interface StaticRoute {
 
 const I = IDENTITY_SPECS as Record<string, OperationSpec>;
 
+/** Outbound webhooks' routes, as tails under each of WEBHOOK_BASES: one list, so `/api/Webhook` cannot drift from `/api/webhooks`. */
+const OUTBOUND_WEBHOOK_ROUTES: ReadonlyArray<{ method: Method; tail: string; spec: OperationSpec }> = [
+  { method: 'GET', tail: 'endpoints', spec: OW.list },
+  { method: 'POST', tail: 'endpoints', spec: OW.create },
+  { method: 'GET', tail: 'endpoints/:id', spec: OW.read },
+  { method: 'PUT', tail: 'endpoints/:id', spec: OW.replace },
+  { method: 'PATCH', tail: 'endpoints/:id', spec: OW.patch },
+  { method: 'DELETE', tail: 'endpoints/:id', spec: OW.delete },
+  { method: 'POST', tail: 'endpoints/:id/rotate-secret', spec: OW.rotateSecret },
+  { method: 'GET', tail: 'endpoints/:endpointId/deliveries', spec: OW.endpointDeliveries },
+  { method: 'GET', tail: 'deliveries', spec: OW.deliveries },
+  { method: 'POST', tail: 'deliveries/:deliveryId/replay', spec: REPLAY_SPECS.delivery },
+];
+/** `webhooks` and its `Webhook` alias (the spec's resource name). */
+const WEBHOOK_BASES = ['webhooks', 'Webhook'] as const;
+
 /** Every non-entity REST route of the platform. Entity routes are resolved by shape in router.ts. */
 export const STATIC_ROUTES: StaticRoute[] = [
   { method: 'GET', path: 'health', spec: HEALTH_SPECS.health },
@@ -136,27 +152,7 @@ export const STATIC_ROUTES: StaticRoute[] = [
   { method: 'POST', path: 'events/:id/replay', spec: REPLAY_SPECS.event },
   { method: 'POST', path: 'Event/:id/replay', spec: REPLAY_SPECS.event },
 
-  // Outbound webhooks (and the /api/Webhook alias).
-  { method: 'GET', path: 'webhooks/endpoints', spec: OW.list },
-  { method: 'POST', path: 'webhooks/endpoints', spec: OW.create },
-  { method: 'GET', path: 'webhooks/endpoints/:id', spec: OW.read },
-  { method: 'PUT', path: 'webhooks/endpoints/:id', spec: OW.replace },
-  { method: 'PATCH', path: 'webhooks/endpoints/:id', spec: OW.patch },
-  { method: 'DELETE', path: 'webhooks/endpoints/:id', spec: OW.delete },
-  { method: 'POST', path: 'webhooks/endpoints/:id/rotate-secret', spec: OW.rotateSecret },
-  { method: 'GET', path: 'webhooks/endpoints/:endpointId/deliveries', spec: OW.endpointDeliveries },
-  { method: 'GET', path: 'webhooks/deliveries', spec: OW.deliveries },
-  { method: 'POST', path: 'webhooks/deliveries/:deliveryId/replay', spec: REPLAY_SPECS.delivery },
-  { method: 'GET', path: 'Webhook/endpoints', spec: OW.list },
-  { method: 'POST', path: 'Webhook/endpoints', spec: OW.create },
-  { method: 'GET', path: 'Webhook/endpoints/:id', spec: OW.read },
-  { method: 'PUT', path: 'Webhook/endpoints/:id', spec: OW.replace },
-  { method: 'PATCH', path: 'Webhook/endpoints/:id', spec: OW.patch },
-  { method: 'DELETE', path: 'Webhook/endpoints/:id', spec: OW.delete },
-  { method: 'POST', path: 'Webhook/endpoints/:id/rotate-secret', spec: OW.rotateSecret },
-  { method: 'GET', path: 'Webhook/endpoints/:endpointId/deliveries', spec: OW.endpointDeliveries },
-  { method: 'GET', path: 'Webhook/deliveries', spec: OW.deliveries },
-  { method: 'POST', path: 'Webhook/deliveries/:deliveryId/replay', spec: REPLAY_SPECS.delivery },
+  ...WEBHOOK_BASES.flatMap((base) => OUTBOUND_WEBHOOK_ROUTES.map((r) => ({ method: r.method, path: `${base}/${r.tail}`, spec: r.spec }))),
   { method: 'POST', path: 'CredentialReveal/:revealTokenId/reveal', spec: OW.reveal },
 
   { method: 'POST', path: 'identity/register', spec: I['Identity.Register']! },

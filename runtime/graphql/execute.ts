@@ -13,7 +13,7 @@ import type { CompiledPublication } from '../publication/compiled-publication.js
 import type { Invocation, OperationContext, Result } from '../operations/types.js';
 import { ENTITY_SPECS } from '../operations/entity/index.js';
 import { checkRequest, formatDocumentErrors, graphqlBodyOf, type GraphQLBody } from './request-document.js';
-import { entityTypeNames } from './names.js';
+import { entityTypeNames, GRAPHQL_ROOT_FIELDS, GRAPHQL_ROOT_KINDS, type GraphQLRootKind } from './names.js';
 import { graphqlSchemaOf } from './schema.js';
 import { collectFields, namedType, pageShapeOf, rowShapeOf, type SelectionContext } from './selection.js';
 import { executeQuery, type Resolve } from './complete.js';
@@ -24,7 +24,7 @@ import { DEFAULT_GRAPHQL_REQUEST_TIMEOUT_MS, RequestBudget, rootSlotsFor } from 
  * field. Root fields run through dispatch() one by one, each with the same
  * grants, row policy, masks, quotas, audit row and reason codes as REST.
  */
-type RootKind = 'list' | 'one' | 'create' | 'update' | 'delete';
+type RootKind = GraphQLRootKind;
 interface RootField {
   entity: CompiledEntity;
   kind: RootKind;
@@ -50,7 +50,7 @@ interface RequestContext {
   budget: RequestBudget;
 }
 
-const KIND_OPERATION: Record<RootKind, EntityOperationKind> = { list: 'List', one: 'Read', create: 'Create', update: 'Update', delete: 'Delete' };
+const KIND_OPERATION: Record<RootKind, EntityOperationKind> = GRAPHQL_ROOT_KINDS;
 
 function executorOf(pub: CompiledPublication): PublicationExecutor {
   return pub.derive('graphql-executor', () => {
@@ -61,11 +61,7 @@ function executorOf(pub: CompiledPublication): PublicationExecutor {
     for (const entity of pub.entities.values()) {
       if (schema.getType(entity.entityName) === undefined) continue; // left out of the schema (name collision)
       const n = entityTypeNames(entity.entityName);
-      roots.set(n.listField, { entity, kind: 'list' });
-      roots.set(n.oneField, { entity, kind: 'one' });
-      roots.set(n.createField, { entity, kind: 'create' });
-      roots.set(n.updateField, { entity, kind: 'update' });
-      roots.set(n.deleteField, { entity, kind: 'delete' });
+      for (const kind of Object.keys(GRAPHQL_ROOT_KINDS) as RootKind[]) roots.set(n[GRAPHQL_ROOT_FIELDS[kind]], { entity, kind });
       connections.add(n.connection);
       edges.add(n.edge);
     }

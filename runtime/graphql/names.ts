@@ -1,4 +1,5 @@
 import { collectionName } from '../publication/naming.js';
+import type { EntityOperationKind } from '../publication/operations.js';
 
 /**
  * The GraphQL names derived from an entity (CONTRACT: GraphQL). One place,
@@ -28,6 +29,18 @@ export interface EntityTypeNames {
   /** Subscription field (`orderChanged`). */
   changedField: string;
 }
+
+/**
+ * The root fields of an entity and the entity operation each dispatches (its
+ * REST twin). The executor registers its roots, the exposure bindings and the
+ * capability matrix read this one table, so they cannot disagree.
+ */
+export const GRAPHQL_ROOT_KINDS = { list: 'List', one: 'Read', create: 'Create', update: 'Update', delete: 'Delete' } as const satisfies Record<string, EntityOperationKind>;
+export type GraphQLRootKind = keyof typeof GRAPHQL_ROOT_KINDS;
+/** Where each root kind's field name is in EntityTypeNames. */
+export const GRAPHQL_ROOT_FIELDS: Record<GraphQLRootKind, 'listField' | 'oneField' | 'createField' | 'updateField' | 'deleteField'> = {
+  list: 'listField', one: 'oneField', create: 'createField', update: 'updateField', delete: 'deleteField',
+};
 
 const upperFirst = (s: string): string => s.charAt(0).toUpperCase() + s.slice(1);
 const lowerFirst = (s: string): string => s.charAt(0).toLowerCase() + s.slice(1);

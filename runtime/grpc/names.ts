@@ -1,3 +1,4 @@
+import type { EntityCapability } from '../publication/capabilities.js';
 import { pluralize } from '../publication/naming.js';
 
 /** The proto package every project's file declares (CONTRACT: gRPC). */
@@ -12,6 +13,16 @@ export const GRPC_METHODS = {
 } as const;
 export type GrpcMethodName = keyof typeof GRPC_METHODS;
 export type GrpcCallKind = (typeof GRPC_METHODS)[GrpcMethodName];
+
+/**
+ * What each method projects: the entity operation it dispatches (its REST
+ * twin), or `Subscribe` for Watch (realtime's subscribe). The call handlers,
+ * the exposure bindings and the capability matrix read this one table.
+ */
+export const GRPC_METHOD_CAPABILITIES = {
+  Get: 'Read', List: 'List', Create: 'Create', Update: 'Update', Delete: 'Delete',
+  StreamList: 'List', BatchCreate: 'BatchCreate', Watch: 'Subscribe',
+} as const satisfies Record<GrpcMethodName, EntityCapability>;
 
 export const isGrpcMethod = (name: string): name is GrpcMethodName => Object.prototype.hasOwnProperty.call(GRPC_METHODS, name);
 

@@ -7,6 +7,7 @@ import { decodeMessage, encodeMessage } from './decode.js';
 import { dispatchEntity, Refused, type CallContext } from './entity-call.js';
 import type { GrpcExchange, GrpcReply } from './exchange.js';
 import { streamActorOf } from '../streams/stream-slots.js';
+import { GRPC_METHOD_CAPABILITIES } from './names.js';
 import { listArgsOf } from './unary.js';
 import { bodyOfInput, messageOfRow, type Message } from './values.js';
 
@@ -41,7 +42,7 @@ export async function runStreamList(cc: CallContext, ex: GrpcExchange, request: 
     for (;;) {
       if (ex.ended) return DONE;
       const args = listArgsOf({ ...m, page_token: token, include_total: false }, size);
-      const result = await streams.pages.run(() => (ex.ended ? Promise.resolve(null) : dispatchEntity(cc, 'List', { args })));
+      const result = await streams.pages.run(() => (ex.ended ? Promise.resolve(null) : dispatchEntity(cc, GRPC_METHOD_CAPABILITIES.StreamList, { args })));
       if (result === null) return DONE;
       const body = result.body as { data: Array<Record<string, unknown>>; page: Page };
       if (first) {
@@ -84,7 +85,7 @@ export async function runBatchCreate(cc: CallContext, ex: GrpcExchange): Promise
     }
   }
   if (ex.ended) return DONE;
-  const result = await dispatchEntity(cc, 'BatchCreate', { body: { items } });
+  const result = await dispatchEntity(cc, GRPC_METHOD_CAPABILITIES.BatchCreate, { body: { items } });
   const rows = (result.body as { data: Array<Record<string, unknown>> }).data;
   return { kind: 'message', bytes: encodeMessage(t.batchResponse, { items: rows.map((r) => messageOfRow(t.entity, r)) }) };
 }

@@ -3,6 +3,7 @@ import type { EntityArgs } from '../entities/entity-args.js';
 import type { Page } from '../operations/envelopes.js';
 import { decodeMessage, encodeMessage } from './decode.js';
 import { dataOf, dispatchEntity, type CallContext } from './entity-call.js';
+import { GRPC_METHOD_CAPABILITIES } from './names.js';
 import { inputFieldOf } from './proto-model.js';
 import { bodyOfInput, fieldMapsOf, messageOfRow, type Message } from './values.js';
 
@@ -47,12 +48,12 @@ export async function runUnary(cc: CallContext, method: 'Get' | 'List' | 'Create
   switch (method) {
     case 'Get': {
       const m = decodeMessage(t.getRequest, request);
-      const row = dataOf<Row>(await dispatchEntity(cc, 'Read', { params: { id: str(m, 'id') } }));
+      const row = dataOf<Row>(await dispatchEntity(cc, GRPC_METHOD_CAPABILITIES.Get, { params: { id: str(m, 'id') } }));
       return encodeMessage(t.row, messageOfRow(entity, row));
     }
     case 'List': {
       const m = decodeMessage(t.listRequest, request);
-      const result = await dispatchEntity(cc, 'List', { args: listArgsOf(m) });
+      const result = await dispatchEntity(cc, GRPC_METHOD_CAPABILITIES.List, { args: listArgsOf(m) });
       const body = result.body as { data: Row[]; page: Page };
       const out: Message = { items: body.data.map((r) => messageOfRow(entity, r)) };
       if (body.page.next !== undefined) out.next_page_token = body.page.next;
@@ -63,7 +64,7 @@ export async function runUnary(cc: CallContext, method: 'Get' | 'List' | 'Create
       const m = decodeMessage(t.createRequest, request);
       const key = str(m, 'idempotency_key');
       const body = bodyOfInput(entity, m[inputFieldOf(entity.entityName)] as Message | undefined);
-      const row = dataOf<Row>(await dispatchEntity(cc, 'Create', { body, idempotencyKey: key === '' ? null : key }));
+      const row = dataOf<Row>(await dispatchEntity(cc, GRPC_METHOD_CAPABILITIES.Create, { body, idempotencyKey: key === '' ? null : key }));
       return encodeMessage(t.row, messageOfRow(entity, row));
     }
     case 'Update': {
@@ -74,13 +75,13 @@ export async function runUnary(cc: CallContext, method: 'Get' | 'List' | 'Create
       // With a mask only the listed paths change, whatever else the message sets.
       if (mask !== null) body = Object.fromEntries(Object.entries(body).filter(([k]) => mask.has(k)));
       const ifMatch = str(m, 'if_match');
-      const row = dataOf<Row>(await dispatchEntity(cc, 'Update', { params: { id: str(m, 'id') }, body, ifMatch: ifMatch === '' ? null : ifMatch }));
+      const row = dataOf<Row>(await dispatchEntity(cc, GRPC_METHOD_CAPABILITIES.Update, { params: { id: str(m, 'id') }, body, ifMatch: ifMatch === '' ? null : ifMatch }));
       return encodeMessage(t.row, messageOfRow(entity, row));
     }
     case 'Delete': {
       const m = decodeMessage(t.deleteRequest, request);
       const id = str(m, 'id');
-      await dispatchEntity(cc, 'Delete', { params: { id } });
+      await dispatchEntity(cc, GRPC_METHOD_CAPABILITIES.Delete, { params: { id } });
       return encodeMessage(t.deleteResponse, { id, deleted: true });
     }
   }

@@ -5,12 +5,9 @@ import type { EntityOperation, EntityOperationKind } from '../publication/operat
 import { entityInputSchema } from './input-schema.js';
 import { invalidParams } from './jsonrpc.js';
 import { INVOKE_SCOPE, READ_SCOPE, type McpScope } from './scopes.js';
+import { TOOL_KINDS, type ToolVerb } from './tool-kinds.js';
 
 type Json = Record<string, unknown>;
-
-/** The tool verbs of an entity (CONTRACT: MCP tools) and the entity operation each one is. */
-export const TOOL_KINDS = { list: 'List', get: 'Read', create: 'Create', update: 'Update', delete: 'Delete' } as const satisfies Record<string, EntityOperationKind>;
-export type ToolVerb = keyof typeof TOOL_KINDS;
 
 /** What a tool argument may be: checked before dispatch, so a wrong type is JSON-RPC's -32602, not a service error. */
 type ArgType = 'string' | 'integer' | 'boolean' | 'object' | 'names';

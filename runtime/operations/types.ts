@@ -11,6 +11,7 @@ import type { ProjectRow, TenantRow } from '../control/rows.js';
 import type { AccessDecision } from '../pipeline/audit-row.js';
 import type { Result } from './result.js';
 import type { EntityArgs } from '../entities/entity-args.js';
+import type { ProtocolName } from '../versioning/platform.js';
 
 // Defined below the operation layer (so lower layers import them without a cycle); re-exported for the operations.
 export { ANONYMOUS, AUTH_STRENGTHS, PLATFORM_ADMIN, type Actor, type AuthStrength } from '../identity/actor.js';
@@ -42,8 +43,11 @@ export interface Scope {
 }
 
 /** Protocol-neutral request: what every adapter turns its traffic into. */
-/** The protocol a request came in by: audit rows, usage events and bindings name it. */
-export type Protocol = 'rest' | 'graphql' | 'grpc' | 'mcp';
+/**
+ * The protocol a request came in by: audit rows, usage events and bindings name it.
+ * Realtime subscribes and webhook deliveries are requested over REST.
+ */
+export type Protocol = Exclude<ProtocolName, 'realtime' | 'webhooks'>;
 
 /**
  * A shaped read (entities/shape.ts): protocols that select fields describe

@@ -1,7 +1,7 @@
-import { entityTypeNames } from '../graphql/names.js';
+import { entityTypeNames, GRAPHQL_ROOT_KINDS, type GraphQLRootKind } from '../graphql/names.js';
 import { grpcBindings } from './grpc-bindings.js';
 import type { ExposureBinding } from './exposure-binding.js';
-import type { EntityOperation, EntityOperationKind } from './operations.js';
+import type { EntityOperation } from './operations.js';
 import { canonicalJson, sha256Hex } from './hash.js';
 import type { PublicationRecord } from './record.js';
 import { mcpBindingBodies } from './mcp-bindings.js';
@@ -77,14 +77,15 @@ interface GraphQLFieldRef {
 /** The root field an entity operation is projected to, if GraphQL projects it (not batches, replace, relation links). */
 function graphqlFieldOf(op: EntityOperation): GraphQLFieldRef | null {
   const n = entityTypeNames(op.entity);
-  const byKind: Partial<Record<EntityOperationKind, GraphQLFieldRef>> = {
-    List: { shape: 'GraphQLField', name: `Query.${n.listField}`, input: n.filter, output: n.connection },
-    Read: { shape: 'GraphQLField', name: `Query.${n.oneField}`, input: '', output: n.object },
-    Create: { shape: 'GraphQLMutation', name: `Mutation.${n.createField}`, input: n.createInput, output: n.object },
-    Update: { shape: 'GraphQLMutation', name: `Mutation.${n.updateField}`, input: n.updateInput, output: n.object },
-    Delete: { shape: 'GraphQLMutation', name: `Mutation.${n.deleteField}`, input: '', output: 'DeleteResult' },
+  const byRoot: Record<GraphQLRootKind, GraphQLFieldRef> = {
+    list: { shape: 'GraphQLField', name: `Query.${n.listField}`, input: n.filter, output: n.connection },
+    one: { shape: 'GraphQLField', name: `Query.${n.oneField}`, input: '', output: n.object },
+    create: { shape: 'GraphQLMutation', name: `Mutation.${n.createField}`, input: n.createInput, output: n.object },
+    update: { shape: 'GraphQLMutation', name: `Mutation.${n.updateField}`, input: n.updateInput, output: n.object },
+    delete: { shape: 'GraphQLMutation', name: `Mutation.${n.deleteField}`, input: '', output: 'DeleteResult' },
   };
-  return op.relation === null ? byKind[op.kind] ?? null : null;
+  const root = (Object.keys(GRAPHQL_ROOT_KINDS) as GraphQLRootKind[]).find((r) => GRAPHQL_ROOT_KINDS[r] === op.kind);
+  return op.relation === null && root !== undefined ? byRoot[root] : null;
 }
 
 function graphqlBinding(pub: Pick<PublicationRecord, 'tenantId' | 'projectId' | 'version'>, capabilityId: string, entity: string, f: GraphQLFieldRef, grants: readonly string[], idempotency: string | null): ExposureBinding {

@@ -1,10 +1,12 @@
+import type { CapabilitySurfaceKind } from './surface-kinds.js';
+
 /** The spec's exposure binding descriptor (Resources: Exposure binding descriptor). */
 export interface ExposureBinding {
   bindingId: string;
   tenantId: string;
   projectId: string;
   publicationVersion: number;
-  surfaceKind: string;
+  surfaceKind: CapabilitySurfaceKind;
   surfaceName: string;
   surfaceVersion: string;
   capabilityId: string;

@@ -1,21 +1,19 @@
-import { grpcEntityNames, PROTO_PACKAGE, servableGrpcEntities, type GrpcMethodName } from '../grpc/names.js';
+import { GRPC_METHOD_CAPABILITIES, grpcEntityNames, PROTO_PACKAGE, servableGrpcEntities, type GrpcMethodName } from '../grpc/names.js';
 import type { ExposureBinding } from './exposure-binding.js';
 import { canonicalJson, sha256Hex } from './hash.js';
-import type { EntityOperation, EntityOperationKind } from './operations.js';
+import type { EntityOperation } from './operations.js';
 import type { PublicationRecord } from './record.js';
 
-/** The entity operation each method dispatches (its REST twin), and the binding's id suffix where two methods share one. */
-const TWIN: Record<GrpcMethodName, { kind: EntityOperationKind | 'Subscribe'; suffix?: string }> = {
-  Get: { kind: 'Read' }, List: { kind: 'List' }, Create: { kind: 'Create' }, Update: { kind: 'Update' }, Delete: { kind: 'Delete' },
-  StreamList: { kind: 'List', suffix: 'Stream' }, BatchCreate: { kind: 'BatchCreate' },
-  // Watch projects the realtime capability, as GraphQL's subscription does: reading changes needs what reading rows needs.
-  Watch: { kind: 'Subscribe' },
-};
+/** The binding's id suffix where two methods project one capability (StreamList and List). */
+const SUFFIX: Partial<Record<GrpcMethodName, string>> = { StreamList: 'Stream' };
 
-/** The binding a method of an entity's service projects: `grpc:Entity.Order.Read`, `grpc:Entity.Order.List.Stream`, `grpc:Entity.Order.Subscribe`. */
+/**
+ * The binding a method of an entity's service projects: `grpc:Entity.Order.Read`, `grpc:Entity.Order.List.Stream`, `grpc:Entity.Order.Subscribe`.
+ * Watch projects the realtime capability, as GraphQL's subscription does: reading changes needs what reading rows needs.
+ */
 export function grpcBindingId(entityName: string, method: GrpcMethodName): string {
-  const twin = TWIN[method];
-  return `grpc:Entity.${entityName}.${twin.kind}${twin.suffix === undefined ? '' : `.${twin.suffix}`}`;
+  const suffix = SUFFIX[method];
+  return `grpc:Entity.${entityName}.${GRPC_METHOD_CAPABILITIES[method]}${suffix === undefined ? '' : `.${suffix}`}`;
 }
 
 const METHOD_IO = (n: ReturnType<typeof grpcEntityNames>): Record<GrpcMethodName, [string, string]> => ({
@@ -37,10 +35,10 @@ export function grpcBindings(pub: Pick<PublicationRecord, 'tenantId' | 'projectI
   for (const { entityName } of entities) {
     const n = grpcEntityNames(entityName);
     const io = METHOD_IO(n);
-    for (const method of Object.keys(TWIN) as GrpcMethodName[]) {
-      const twin = TWIN[method];
-      const op = twin.kind === 'Subscribe' ? undefined : ops.find((o) => o.entity === entityName && o.kind === twin.kind && o.relation === null);
-      const capabilityId = `Entity.${entityName}.${twin.kind}`;
+    for (const method of Object.keys(GRPC_METHOD_CAPABILITIES) as GrpcMethodName[]) {
+      const kind = GRPC_METHOD_CAPABILITIES[method];
+      const op = kind === 'Subscribe' ? undefined : ops.find((o) => o.entity === entityName && o.kind === kind && o.relation === null);
+      const capabilityId = `Entity.${entityName}.${kind}`;
       const grants = op?.requiredGrants ?? [`entity:${entityName}:read`];
       const body: Omit<ExposureBinding, 'descriptorHash'> = {
         bindingId: grpcBindingId(entityName, method),

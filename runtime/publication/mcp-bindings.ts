@@ -1,5 +1,6 @@
 import type { ExposureBinding } from './exposure-binding.js';
-import type { EntityOperation, EntityOperationKind } from './operations.js';
+import { toolVerbOf } from '../mcp/tool-kinds.js';
+import type { EntityOperation } from './operations.js';
 import type { PublicationRecord } from './record.js';
 
 /**
@@ -17,8 +18,6 @@ export type McpBindingBody = Omit<ExposureBinding, 'descriptorHash'> & {
   exposureShape: 'McpTool' | 'McpResource' | 'McpPrompt';
 };
 
-/** Entity operation kind → tool verb (runtime/mcp/tools.ts names the tools the same way). */
-const TOOL_VERB: Partial<Record<EntityOperationKind, string>> = { List: 'list', Read: 'get', Create: 'create', Update: 'update', Delete: 'delete' };
 
 export const mcpToolBindingId = (operationId: string): string => `mcp:${operationId}`;
 export const mcpResourceBindingId = (entity: string): string => `mcp:Entity.${entity}.Schema`;
@@ -59,7 +58,7 @@ export function mcpBindingBodies(pub: Pub, ops: readonly EntityOperation[]): Mcp
   const out: McpBindingBody[] = [];
   const entities: string[] = [];
   for (const op of ops) {
-    const verb = op.relation === null ? TOOL_VERB[op.kind] : undefined;
+    const verb = op.relation === null ? toolVerbOf(op.kind) : undefined;
     if (verb === undefined) continue;
     if (!entities.includes(op.entity)) entities.push(op.entity);
     out.push(body(pub, {

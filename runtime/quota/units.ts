@@ -1,4 +1,5 @@
 import type { Result } from '../operations/result.js';
+import type { EntityOperationKind } from '../publication/operations.js';
 
 /**
  * What the quota stage reads of a dispatched operation: the operation
@@ -10,7 +11,7 @@ export interface AdmissionRequest {
   readonly scope: { readonly project: { readonly id: string } } | null;
   readonly operationId: string;
   readonly entity: { readonly entityName: string } | null;
-  readonly entityOperation: { readonly kind: string } | null;
+  readonly entityOperation: { readonly kind: EntityOperationKind } | null;
 }
 
 /** What an operation consumes, known before it runs (CONTRACT: Usage and quotas). */
@@ -24,8 +25,26 @@ export interface Metered {
   eventType?: string;
 }
 
-const READS: ReadonlySet<string> = new Set(['List', 'Read', 'Count', 'RelationList']);
-const SINGLE_WRITES: ReadonlySet<string> = new Set(['Create', 'Update', 'Replace', 'Delete', 'RelationAttach', 'RelationDetach']);
+/** How an entity operation is metered: what it counts toward, and how many units a request estimates. */
+interface MeterRule {
+  kind: Metered['kind'];
+  estimate: (body: unknown) => number;
+}
+
+const one = (): number => 1;
+const READ: MeterRule = { kind: 'read.monthly', estimate: one };
+const WRITE: MeterRule = { kind: 'write.monthly', estimate: one };
+const BATCH_OF = (key: 'items' | 'ids'): MeterRule => ({ kind: 'write.monthly', estimate: (body) => batchLength(body, key) });
+
+/**
+ * Every entity operation kind's rule (CONTRACT: Usage and quotas): a `Record`
+ * over the kinds, so a new kind does not build until it says what it counts.
+ */
+const METER_RULES: Record<EntityOperationKind, MeterRule> = {
+  List: READ, Read: READ, Count: READ, RelationList: READ,
+  Create: WRITE, Update: WRITE, Replace: WRITE, Delete: WRITE, RelationAttach: WRITE, RelationDetach: WRITE,
+  BatchCreate: BATCH_OF('items'), BatchUpdate: BATCH_OF('items'), BatchDelete: BATCH_OF('ids'),
+};
 
 function batchLength(body: unknown, key: 'items' | 'ids'): number {
   const list = typeof body === 'object' && body !== null ? (body as Record<string, unknown>)[key] : undefined;
@@ -41,12 +60,8 @@ function batchLength(body: unknown, key: 'items' | 'ids'): number {
 export function meteredOf(ctx: AdmissionRequest): Metered | null {
   const op = ctx.entityOperation;
   if (op === null || ctx.entity === null) return null;
-  const entity = ctx.entity.entityName;
-  if (READS.has(op.kind)) return { kind: 'read.monthly', estimate: 1, entity };
-  if (SINGLE_WRITES.has(op.kind)) return { kind: 'write.monthly', estimate: 1, entity };
-  if (op.kind === 'BatchCreate' || op.kind === 'BatchUpdate') return { kind: 'write.monthly', estimate: batchLength(ctx.inv.body, 'items'), entity };
-  if (op.kind === 'BatchDelete') return { kind: 'write.monthly', estimate: batchLength(ctx.inv.body, 'ids'), entity };
-  return null;
+  const rule = METER_RULES[op.kind];
+  return { kind: rule.kind, estimate: rule.estimate(ctx.inv.body), entity: ctx.entity.entityName };
 }
 
 /**

@@ -19,3 +19,5 @@ export const API_VERSIONS = ['v1'] as const;
 /** The platform migration level this build brings its storage to. */
 export const PLATFORM_SCHEMA_VERSION = MIGRATIONS.at(-1)?.version ?? 0;
 export const PROTOCOLS = ['rest', 'graphql', 'realtime', 'webhooks', 'mcp', 'grpc'] as const;
+/** A protocol this build serves; closed, so a `Record<ProtocolName, …>` breaks the build until it handles a new one. */
+export type ProtocolName = (typeof PROTOCOLS)[number];

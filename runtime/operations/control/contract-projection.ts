@@ -1,10 +1,14 @@
 import type { CompiledPublication } from '../../publication/compiled-publication.js';
-import type { EntityOperation } from '../../publication/operations.js';
+import type { EntityOperation, EntityOperationKind } from '../../publication/operations.js';
+import type { ProtocolName } from '../../versioning/platform.js';
 import { noGrants, type OperationContext, type OperationSpec } from '../types.js';
 import { conditional, tagged, type Tagged } from './etag.js';
 
-/** Where each protocol of the project answers, relative to the server. */
-export function endpointsOf(ctx: OperationContext, basePath: string): Record<string, unknown> {
+/**
+ * Where each protocol of the project answers, relative to the server; every
+ * protocol but webhooks, whose endpoints the project registers itself (`/api/webhooks`).
+ */
+export function endpointsOf(ctx: OperationContext, basePath: string): Record<Exclude<ProtocolName, 'webhooks'>, unknown> {
   const { tenant, project } = ctx.scope!;
   return {
     rest: { basePath, openapi: `${basePath}/openapi.json` },
@@ -40,14 +44,16 @@ function descriptor(ctx: OperationContext, pub: CompiledPublication, basePath: s
   };
 }
 
+/** The CLI verb of each entity operation kind: a `Record` over the kinds, so a new kind does not build without its verb. */
+const CLI_VERB: Record<EntityOperationKind, string> = {
+  List: 'list', Read: 'get', Count: 'count', Create: 'create', Update: 'update', Replace: 'replace', Delete: 'delete',
+  BatchCreate: 'batch-create', BatchUpdate: 'batch-update', BatchDelete: 'batch-delete',
+  RelationList: 'list', RelationAttach: 'attach', RelationDetach: 'detach',
+};
+
 /** `customers list`, `customers get`, `orders items list`: a CLI verb per entity operation. */
 function commandName(collection: string, o: EntityOperation): string {
-  const verb: Record<string, string> = {
-    List: 'list', Read: 'get', Count: 'count', Create: 'create', Update: 'update', Replace: 'replace', Delete: 'delete',
-    BatchCreate: 'batch-create', BatchUpdate: 'batch-update', BatchDelete: 'batch-delete',
-    RelationList: 'list', RelationAttach: 'attach', RelationDetach: 'detach',
-  };
-  return [collection, ...(o.relation === null ? [] : [o.relation]), verb[o.kind] ?? o.kind.toLowerCase()].join(' ');
+  return [collection, ...(o.relation === null ? [] : [o.relation]), CLI_VERB[o.kind]].join(' ');
 }
 
 const pathArgs = (path: string): string[] => [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);

@@ -1,28 +1,11 @@
 import { PROTOCOLS, API_VERSIONS, PLATFORM_SCHEMA_VERSION, PLATFORM_VERSION } from '../../versioning/platform.js';
-import { ENTITY_OPERATION_KINDS } from '../../publication/operations.js';
+import { capabilityMatrix, ENTITY_CAPABILITIES } from '../../publication/capabilities.js';
 import { control } from '../envelopes.js';
 import { noGrants, type OperationContext, type OperationSpec } from '../types.js';
 import { endpointsOf } from './contract-projection.js';
 import { conditional, tagged } from './etag.js';
 
 const admin = (id: string, execute: OperationSpec['execute']): OperationSpec => ({ id, authn: 'admin', scope: 'none', grants: noGrants, execute });
-
-/** What each protocol executes of an entity's operations in this build (docs/versioning-and-records.md). */
-const GRAPHQL_KINDS = new Set(['List', 'Read', 'Create', 'Update', 'Delete']);
-const MCP_KINDS = new Set(['List', 'Read', 'Count', 'Create', 'Update', 'Delete']);
-const CAPABILITIES = [...ENTITY_OPERATION_KINDS, 'Subscribe'] as const;
-
-function matrix(): Record<string, Record<string, boolean>> {
-  const row = (has: (k: string) => boolean): Record<string, boolean> => Object.fromEntries(CAPABILITIES.map((k) => [k, has(k)]));
-  return {
-    rest: row((k) => k !== 'Subscribe'),
-    graphql: row((k) => GRAPHQL_KINDS.has(k) || k === 'Subscribe'),
-    mcp: row((k) => MCP_KINDS.has(k)),
-    realtime: row((k) => k === 'Subscribe'),
-    webhooks: row(() => false),
-    grpc: row(() => false),
-  };
-}
 
 /** Route families the platform admin acts through, from the REST route table. */
 function adminFamilies(ctx: OperationContext): Array<{ family: string; routes: Array<{ method: string; path: string; operationId: string }> }> {
@@ -78,6 +61,6 @@ export const INTROSPECTION_SPECS = {
   }),
   capabilityMatrix: admin('Discovery.ExecutionCapabilityMatrix.Matrix', async (ctx) => control(ctx, 'ExecutionCapabilityMatrix', 'read', {
     platformVersion: PLATFORM_VERSION, platformSchemaVersion: PLATFORM_SCHEMA_VERSION, mode: ctx.services.node.mode,
-    protocols: [...PROTOCOLS], capabilities: [...CAPABILITIES], matrix: matrix(),
+    protocols: [...PROTOCOLS], capabilities: [...ENTITY_CAPABILITIES], matrix: capabilityMatrix(),
   })),
 };

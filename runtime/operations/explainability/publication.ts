@@ -6,6 +6,7 @@ import type { ProjectModel } from '../../publication/model.js';
 import { entityOperations } from '../../publication/operations.js';
 import { single } from '../envelopes.js';
 import { noGrants, type OperationContext, type OperationSpec } from '../types.js';
+import { surfacesOf } from './surfaces.js';
 
 /** Explainability reads of the caller's project: any authenticated caller of the project, no grant. */
 const explainOp = (id: string, execute: OperationSpec['execute']): OperationSpec => ({ id, authn: 'user', scope: 'project', grants: noGrants, execute });
@@ -128,20 +129,6 @@ export const EXPLAIN_PUBLICATION_SPECS = {
   /** `GET /api/Explainability/surface`: the capability surfaces through which this project's publication is exposed. */
   surface: explainOp('Explainability.Surface', async (ctx) => {
     const pub = ctx.scope!.publication;
-    const svc = ctx.services;
-    const surfaces = [
-      { surfaceKind: 'WireSurface', ordinal: 20, surfaceName: 'rest', enabled: true, bindingCount: pub.bindings.filter((b) => b.protocolKind === 'Rest').length, basePaths: ['/api', '/v1'] },
-      {
-        surfaceKind: 'WireSurface', ordinal: 20, surfaceName: 'graphql', enabled: true, bindingCount: pub.bindings.filter((b) => b.protocolKind === 'GraphQL').length,
-        routes: ['/graphql', '/graphql/schema'], subscriptions: svc.realtime !== undefined,
-      },
-      { surfaceKind: 'WireSurface', ordinal: 20, surfaceName: 'mcp', enabled: true, bindingCount: pub.bindings.filter((b) => b.protocolKind === 'Mcp').length, routes: ['/mcp/{tenantSlug}/{projectSlug}'] },
-      { surfaceKind: 'OperationProjectionSurface', ordinal: 21, surfaceName: 'openapi', enabled: true, routes: ['/api/openapi.json', '/api/openapi.yaml'] },
-      { surfaceKind: 'EventVocabularySurface', ordinal: 40, surfaceName: 'events', enabled: true, routes: ['/api/events', '/api/events/tail'] },
-      { surfaceKind: 'WebhookSurface', ordinal: 42, surfaceName: 'webhooks', enabled: svc.webhooks !== undefined },
-      { surfaceKind: 'RealtimeSurface', ordinal: 43, surfaceName: 'realtime', enabled: svc.realtime !== undefined },
-      { surfaceKind: 'ExplainabilitySurface', ordinal: 121, surfaceName: 'explainability', enabled: true },
-    ];
-    return single(ctx, { publicationVersion: pub.version, surfaces });
+    return single(ctx, { publicationVersion: pub.version, surfaces: surfacesOf(ctx) });
   }),
 };
