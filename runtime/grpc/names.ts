@@ -1,4 +1,4 @@
-import type { EntityCapability } from '../publication/capabilities.js';
+import type { EntityCapability } from '../publication/entity-capabilities.js';
 import { pluralize } from '../publication/naming.js';
 
 /** The proto package every project's file declares (CONTRACT: gRPC). */

@@ -2,15 +2,10 @@ import { GRAPHQL_ROOT_KINDS } from '../graphql/names.js';
 import { GRPC_METHOD_CAPABILITIES } from '../grpc/names.js';
 import { TOOL_KINDS } from '../mcp/tool-kinds.js';
 import type { ProtocolName } from '../versioning/platform.js';
+import { ENTITY_CAPABILITIES, type EntityCapability } from './entity-capabilities.js';
 import { ENTITY_OPERATION_KINDS } from './operations.js';
 
-/**
- * What a protocol can offer of an entity: each of its operations, and a
- * subscription to its changes (realtime, GraphQL subscriptions, gRPC Watch).
- * Closed: a `Record<EntityCapability, …>` breaks the build when one is added.
- */
-export const ENTITY_CAPABILITIES = [...ENTITY_OPERATION_KINDS, 'Subscribe'] as const;
-export type EntityCapability = (typeof ENTITY_CAPABILITIES)[number];
+export { ENTITY_CAPABILITIES, type EntityCapability };
 
 /**
  * What each protocol serves of every entity, read from the tables its own
