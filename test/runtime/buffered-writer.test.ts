@@ -147,15 +147,17 @@ it('flush() on stop waits for a flush already under way and writes everything re
   const t = target();
   let release!: () => void;
   t.gate = new Promise((r) => (release = r));
-  const w = new BufferedWriter<number>({ backend: 'pglite' }, logger().log, { name: 'test', items: 'records', write: (b) => t.write(b) });
-  for (const i of range(0, 600)) w.record(i); // the 500th started a flush, now held by the database
-  w.record(600);
+  const w = new BufferedWriter<number>({ backend: 'postgres' }, logger().log, { name: 'test', items: 'records', write: (b) => t.write(b) });
+  for (const i of range(0, 500)) w.record(i);
+  await new Promise((r) => setImmediate(r)); // the 500th record's flush holds all 500 in one statement
+  assert.deepEqual(w.unflushed(), [], 'nothing left in the buffer: only the flush under way holds the records');
   let stopped = false;
   const stop = w.flush().then(() => (stopped = true));
   await sleep(20);
-  assert.equal(stopped, false, 'the stop waits for the database');
+  assert.equal(stopped, false, 'the stop waits for the statement the database holds');
+  w.record(500); // recorded before the stop's flush ran: written by it
   release();
   await stop;
-  assert.deepEqual(written(t.statements), range(0, 601));
+  assert.deepEqual(written(t.statements), range(0, 501));
   assert.deepEqual(w.unflushed(), []);
 });
