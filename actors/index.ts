@@ -1,6 +1,6 @@
 export { ActorId, ACTOR_SUBJECT_PREFIX, fnv1a32 } from './actor-id.js';
 export { defineActor, type ActorContext, type ActorDefinition, type ActorHandler } from './define.js';
-export { ActorReason } from './errors.js';
+export { ActorReason, askTimeout } from './errors.js';
 export {
   ActorSystem,
   ACTOR_SYSTEM_DEFAULTS,
@@ -8,4 +8,5 @@ export {
   type ActorSystemStats,
   type AskOptions,
 } from './system.js';
-export type { ActorEnvelope, ActorTransport } from './transport.js';
+export type { ActorEnvelope, ActorTransport, ActorHost } from './transport.js';
+export { RingBuffer } from './mailbox.js';

@@ -1,5 +1,5 @@
 import type { Msg } from '@nats-io/transport-node';
-import { ActorReason } from '../actors/errors.js';
+import { ActorReason, type ActorEnvelope, type ActorHost } from '../actors/index.js';
 import { ServiceError } from '../runtime/errors/service-error.js';
 import type { Logger } from '../runtime/log.js';
 import { decodeEnvelope, encodeReply } from './codec.js';
@@ -7,7 +7,6 @@ import { notOwner, payloadTooLarge } from './errors.js';
 import type { ClusterConnection } from './nats-connection.js';
 import { encodeReplyValue, respond } from './nats-wire.js';
 import { RELEASING, unsubscribe, type Placement } from './placement.js';
-import type { ActorEnvelope, ActorHost } from '../actors/transport.js';
 import { toWireError } from './wire-error.js';
 
 /**

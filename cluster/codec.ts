@@ -1,6 +1,6 @@
 import { Packr } from 'msgpackr';
 import { ServiceError } from '../runtime/errors/service-error.js';
-import type { ActorEnvelope } from '../actors/transport.js';
+import type { ActorEnvelope } from '../actors/index.js';
 import type { WireError } from './wire-error.js';
 
 /**

@@ -1,6 +1,6 @@
 import { ServiceError } from '../runtime/errors/service-error.js';
 import { clonePlainData, NonPlainDataError } from './plain-data.js';
-import type { ActorEnvelope, ActorTransport } from '../actors/transport.js';
+import type { ActorEnvelope, ActorTransport } from '../actors/index.js';
 import { fromWireError, toWireError } from './wire-error.js';
 
 type LocalSystem = { deliverLocal(msg: ActorEnvelope): Promise<unknown> };

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { JetStreamApiCodes, JetStreamApiError } from '@nats-io/jetstream';
 import type { KV, KvEntry } from '@nats-io/kv';
-import type { ActorId } from '../actors/actor-id.js';
+import type { ActorId } from '../actors/index.js';
 import { ServiceError } from '../runtime/errors/service-error.js';
 import type { Logger } from '../runtime/log.js';
 import { transportClosed } from './errors.js';

@@ -4,8 +4,7 @@ import {
   DrainingConnectionError,
   type Msg,
 } from '@nats-io/transport-node';
-import { ActorId } from '../actors/actor-id.js';
-import { askTimeout } from '../actors/errors.js';
+import { ActorId, askTimeout, type ActorEnvelope, type ActorHost, type ActorTransport } from '../actors/index.js';
 import { ServiceError } from '../runtime/errors/service-error.js';
 import type { Logger } from '../runtime/log.js';
 import { decodeReply } from './codec.js';
@@ -16,7 +15,6 @@ import { ClusterReason, notOwner, ownerUnreachable, payloadTooLarge, placementUn
 import { LEASE_DEFAULTS, PlacementLeases, type Lease, type LeaseLoss } from './leases.js';
 import type { ClusterConnection } from './nats-connection.js';
 import { clonePlainData } from './plain-data.js';
-import type { ActorEnvelope, ActorHost, ActorTransport } from '../actors/transport.js';
 import { fromWireError, toWireError } from './wire-error.js';
 
 export interface NatsActorTransportOptions {

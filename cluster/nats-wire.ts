@@ -2,7 +2,7 @@ import { NoRespondersError, RequestError, TimeoutError, type Msg } from '@nats-i
 import { ServiceError } from '../runtime/errors/service-error.js';
 import { encodeEnvelope, encodeReply } from './codec.js';
 import { clonePlainData, NonPlainDataError } from './plain-data.js';
-import type { ActorEnvelope } from '../actors/transport.js';
+import type { ActorEnvelope } from '../actors/index.js';
 
 /** Encoding and NATS-error helpers of the actor transport's request/reply wire. */
 export function encodeRequest(msg: ActorEnvelope): Uint8Array {

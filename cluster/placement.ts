@@ -1,5 +1,5 @@
 import type { Subscription } from '@nats-io/transport-node';
-import type { ActorId } from '../actors/actor-id.js';
+import type { ActorId } from '../actors/index.js';
 import type { Lease } from './leases.js';
 
 export const CLAIMING = 0;

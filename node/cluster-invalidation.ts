@@ -1,6 +1,5 @@
 import type { ClusterBus } from '../cluster/cluster-bus.js';
-import type { ApiKeyVerifier } from '../runtime/identity/api-keys.js';
-import { revokedSessions } from '../runtime/identity/index.js';
+import { type ApiKeyVerifier, revokedSessions } from '../runtime/identity/index.js';
 import type { Logger } from '../runtime/log.js';
 import type { CompiledPublication } from '../runtime/publication/compiled-publication.js';
 import type { BindingStabilitySource } from '../runtime/versioning/stability-cache.js';

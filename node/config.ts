@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { LogLevel } from '../runtime/log.js';
-import { PGLITE_DEFAULT_SHARED_BUFFERS_MB } from '../storage/pglite-client.js';
+import { PGLITE_DEFAULT_SHARED_BUFFERS_MB } from '../storage/index.js';
 import { DEFAULT_GRAPHQL_REQUEST_TIMEOUT_MS } from '../runtime/graphql/request-budget.js';
-import { DEFAULT_HASH_COST, MAX_HASH_COST, MIN_HASH_COST } from '../runtime/identity/passwords.js';
+import { DEFAULT_HASH_COST, MAX_HASH_COST, MIN_HASH_COST } from '../runtime/identity/index.js';
 
 /** Thrown at boot for a bad setting: fail at start, never under load. */
 export class InvalidConfig extends Error {

@@ -18,10 +18,17 @@ import { CachedScopeDirectory } from '../runtime/control/scope-directory.js';
 import { OutboxProcessor } from '../runtime/events/outbox-processor.js';
 import { SecretStore } from '../runtime/secrets/index.js';
 import { WebhookDispatcher } from '../runtime/webhooks/outbound/dispatcher.js';
-import { JwtTokenVerifier, SqlGrantSource } from '../runtime/identity/index.js';
-import { defaultHashConcurrency, passwordHashGate } from '../runtime/identity/hash-gate.js';
-import { DEFAULT_HASH_COST, defaultPasswordHashQueue, setPasswordHashCost } from '../runtime/identity/passwords.js';
-import { LoginThrottle } from '../runtime/identity/login-throttle.js';
+import {
+  JwtTokenVerifier,
+  SqlGrantSource,
+  defaultHashConcurrency,
+  passwordHashGate,
+  DEFAULT_HASH_COST,
+  defaultPasswordHashQueue,
+  setPasswordHashCost,
+  LoginThrottle,
+  ApiKeyVerifier,
+} from '../runtime/identity/index.js';
 import { createLogger, type Logger } from '../runtime/log.js';
 import { BufferedAuditWriter } from '../runtime/pipeline/audit-writer.js';
 import { BufferedUsageWriter } from '../runtime/usage/usage-writer.js';
@@ -45,7 +52,6 @@ import { BindingStabilityCache, type BindingStabilitySource } from '../runtime/v
 import { QuotaLedger } from '../runtime/quota/ledger.js';
 import { quotaCapsOf } from '../runtime/quota/caps.js';
 import { GovernanceCache } from '../runtime/governance/cache.js';
-import { ApiKeyVerifier } from '../runtime/identity/api-keys.js';
 import { apiKeyOwner, sessionConnections } from '../runtime/realtime/session-connections.js';
 import { ActorControlPlane } from './actor-gateway.js';
 import { NodeState } from './node-state.js';

@@ -1,10 +1,9 @@
 import type { SqlClient } from './sql-client.js';
 import { SQLSTATE, sqlstateOf } from './sql-errors.js';
 
-import { MIGRATIONS } from './platform-migrations/index.js';
-import { PLATFORM_SCHEMA } from './platform-migrations/migration.js';
+import { MIGRATIONS, PLATFORM_SCHEMA } from './platform-migrations/index.js';
 
-export { PLATFORM_SCHEMA } from './platform-migrations/migration.js';
+export { PLATFORM_SCHEMA } from './platform-migrations/index.js';
 
 const S = PLATFORM_SCHEMA;
 

@@ -1,9 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { PLATFORM_SCHEMA, type SqlExecutor } from '../../storage/index.js';
+import { PLATFORM_SCHEMA, type SqlExecutor, quoteIdent } from '../../storage/index.js';
 import { createEntityStatements, foreignKeyStatements } from '../publication/ddl.js';
 import { findEntity, type EntityDef } from '../publication/model.js';
 import { qualifiedTable } from '../publication/sql-names.js';
-import { quoteIdent } from '../../storage/quote.js';
 import { readHead } from '../control/schema-change.js';
 
 const S = PLATFORM_SCHEMA;

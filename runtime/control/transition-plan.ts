@@ -1,4 +1,4 @@
-import { quoteIdent, quoteLiteral } from '../../storage/quote.js';
+import { quoteIdent, quoteLiteral } from '../../storage/index.js';
 import { notFound, validationFailed } from '../errors/service-error.js';
 import { alterEntityStatements, columnType } from '../publication/ddl.js';
 import { FIELD_TYPES, findEntity, type EntityDef, type FieldDef, type FieldType, type ProjectModel } from '../publication/model.js';

@@ -1,4 +1,4 @@
-import { quoteIdent } from '../../storage/quote.js';
+import { quoteIdent } from '../../storage/index.js';
 import type { FilterableEntity } from '../filter/parse.js';
 import { collectionName } from '../publication/naming.js';
 import type { EntityDef, FieldDef } from '../publication/model.js';

@@ -1,4 +1,4 @@
-import { quoteIdent } from '../../storage/quote.js';
+import { quoteIdent } from '../../storage/index.js';
 import { toSqlParam } from '../entities/field-values.js';
 import type { FieldDef } from '../publication/model.js';
 import type { FilterNode } from './ast.js';

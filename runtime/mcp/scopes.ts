@@ -1,5 +1,5 @@
 import { accessDenied, type ServiceError } from '../errors/service-error.js';
-import type { Actor } from '../identity/actor.js';
+import type { Actor } from '../identity/index.js';
 
 /**
  * MCP scopes (spec: Authentication, "MCP scopes"). A scope limits what a

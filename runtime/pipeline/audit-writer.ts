@@ -1,20 +1,8 @@
-import { isConnectionError, PLATFORM_SCHEMA, type SqlClient } from '../../storage/index.js';
+import { PLATFORM_SCHEMA, type SqlClient } from '../../storage/index.js';
+import { BufferedWriter } from '../buffered-writer.js';
 import type { Logger } from '../log.js';
 import type { AuditSink } from '../services.js';
 import type { AuditRow } from './evidence.js';
-
-const FLUSH_EVERY_MS = 50;
-const MAX_BATCH = 500;
-/** Above this many pending rows we drop the oldest rather than grow without bound (and log it). */
-const MAX_PENDING = 50_000;
-/**
- * Rows per INSERT statement. PGlite is one connection and runs in the Node
- * thread: a 500-row INSERT stalls the event loop and the queries queued
- * behind it for ~25 ms, a 100-row one for about half that
- * (docs/performance.md). On PostgreSQL the flush holds one pooled connection
- * and requests use the others, so one statement per 500 rows is cheapest.
- */
-const ROWS_PER_STATEMENT = { pglite: 100, postgres: 500 } as const;
 
 /**
  * Sixteen array parameters unpacked by unnest (PostgreSQL, PGlite and
@@ -60,72 +48,25 @@ const columns = (batch: AuditRow[]): unknown[] => [
 
 /**
  * Stage 6's sink. Audit rows are buffered and written in multi-row inserts
- * so the hot path never waits on them; a flush happens every 50 ms or at
- * 500 rows, and on shutdown. A flush is written in statements of
- * ROWS_PER_STATEMENT rows, each awaited and followed by a turn of the event
- * loop, so on PGlite requests interleave with a long flush instead of
- * waiting behind all of it.
+ * so the hot path never waits on them (ADR 0003): BufferedWriter's cadence,
+ * bounds and statement sizes, flushed on shutdown.
  */
 export class BufferedAuditWriter implements AuditSink {
-  private pending: AuditRow[] = [];
-  private timer: NodeJS.Timeout | null = null;
-  private flushing: Promise<void> = Promise.resolve();
-  private dropped = 0;
-  private readonly rowsPerStatement: number;
+  private readonly buffer: BufferedWriter<AuditRow>;
 
-  constructor(private readonly db: SqlClient, private readonly log: Logger) {
-    this.rowsPerStatement = ROWS_PER_STATEMENT[db.backend];
+  constructor(db: SqlClient, log: Logger) {
+    this.buffer = new BufferedWriter(db, log, {
+      name: 'audit',
+      items: 'rows',
+      write: (batch) => db.query(INSERT_SQL, columns(batch), 'plinth_audit_insert'),
+    });
   }
 
   record(row: AuditRow): void {
-    if (this.pending.length >= MAX_PENDING) {
-      this.pending.shift();
-      this.dropped++;
-    }
-    this.pending.push(row);
-    if (this.pending.length >= MAX_BATCH) void this.flush();
-    else if (this.timer === null) {
-      this.timer = setTimeout(() => void this.flush(), FLUSH_EVERY_MS);
-      this.timer.unref();
-    }
+    this.buffer.record(row);
   }
 
   flush(): Promise<void> {
-    if (this.timer !== null) {
-      clearTimeout(this.timer);
-      this.timer = null;
-    }
-    this.flushing = this.flushing.then(() => this.writeAll());
-    return this.flushing;
-  }
-
-  private async writeAll(): Promise<void> {
-    let first = true;
-    while (this.pending.length > 0) {
-      // A turn of the event loop between statements: PGlite runs a statement in this thread and
-      // its awaits resolve as microtasks, so without it a whole flush is one stall for every request.
-      if (!first) await new Promise((r) => setImmediate(r));
-      first = false;
-      const batch = this.pending.splice(0, this.rowsPerStatement);
-      try {
-        await this.db.query(INSERT_SQL, columns(batch), 'plinth_audit_insert');
-      } catch (err) {
-        if (isConnectionError(err) && this.pending.length + batch.length <= MAX_PENDING) {
-          // A database blip: keep the rows for the next flush instead of losing them.
-          this.pending.unshift(...batch);
-          this.log.warn('audit write deferred: storage connection lost', { rows: batch.length });
-          if (this.timer === null) {
-            this.timer = setTimeout(() => void this.flush(), FLUSH_EVERY_MS * 10);
-            this.timer.unref();
-          }
-          return;
-        }
-        this.log.error('audit write failed', { rows: batch.length, error: err instanceof Error ? err.message : String(err) });
-      }
-    }
-    if (this.dropped > 0) {
-      this.log.warn('audit rows dropped under backpressure', { dropped: this.dropped });
-      this.dropped = 0;
-    }
+    return this.buffer.flush();
   }
 }

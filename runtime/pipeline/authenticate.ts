@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { accessDenied, unauthorized } from '../errors/service-error.js';
-import { isApiKeyToken } from '../identity/api-keys.js';
+import { isApiKeyToken } from '../identity/index.js';
 import { ANONYMOUS, PLATFORM_ADMIN, type Actor, type OperationContext } from '../operations/types.js';
 
 /** Constant-time comparison of a presented token with the admin token (digests equalize length). */

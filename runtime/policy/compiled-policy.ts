@@ -1,4 +1,4 @@
-import { quoteIdent } from '../../storage/quote.js';
+import { quoteIdent } from '../../storage/index.js';
 import type { CompiledEntity } from '../entities/compiled-entity.js';
 import { SqlParams } from '../filter/to-sql.js';
 import type { Actor } from '../identity/actor.js';

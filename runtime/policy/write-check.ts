@@ -1,4 +1,4 @@
-import { sqlstateOf } from '../../storage/sql-errors.js';
+import { sqlstateOf } from '../../storage/index.js';
 import type { CompiledEntity } from '../entities/compiled-entity.js';
 import type { SqlParams } from '../filter/to-sql.js';
 import type { OperationContext } from '../operations/types.js';

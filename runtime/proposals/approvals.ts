@@ -1,6 +1,5 @@
 import { PLATFORM_SCHEMA, type SqlExecutor } from '../../storage/index.js';
-import { AUTHENTICATED_ROLE } from '../identity/constants.js';
-import { grantText, type ApiKeyGrant } from '../identity/api-keys.js';
+import { AUTHENTICATED_ROLE, grantText, type ApiKeyGrant } from '../identity/index.js';
 import { grantCovered } from '../pipeline/grants.js';
 
 const S = PLATFORM_SCHEMA;

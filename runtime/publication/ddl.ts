@@ -1,4 +1,4 @@
-import { quoteIdent, quoteLiteral } from '../../storage/quote.js';
+import { quoteIdent, quoteLiteral } from '../../storage/index.js';
 import { validationFailed } from '../errors/service-error.js';
 import type { EntityDef, FieldDef, FieldType } from './model.js';
 import { constraintName, qualifiedTable } from './sql-names.js';

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { quoteIdent } from '../../storage/quote.js';
+import { quoteIdent } from '../../storage/index.js';
 
 const MAX_IDENT = 63;
 

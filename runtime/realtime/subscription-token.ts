@@ -1,7 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { SqlExecutor } from '../../storage/index.js';
-import { claimsOf } from '../identity/claims.js';
-import { existingProjectSigningKey, projectSigningKey, UUID_RE } from '../identity/keys.js';
+import { claimsOf, existingProjectSigningKey, projectSigningKey, UUID_RE } from '../identity/index.js';
 import { PLATFORM_ADMIN, type Actor } from '../operations/types.js';
 import type { TokenVerifier } from '../services.js';
 

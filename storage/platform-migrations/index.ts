@@ -55,3 +55,4 @@ export const MIGRATIONS: readonly Migration[] = [
   m0024,
   m0025,
 ];
+export { PLATFORM_SCHEMA } from './migration.js';

@@ -1,7 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { ActorId, ActorSystem, defineActor, fnv1a32, type ActorSystemOptions } from '../../actors/index.js';
-import { RingBuffer } from '../../actors/mailbox.js';
+import { ActorId, ActorSystem, defineActor, fnv1a32, type ActorSystemOptions, RingBuffer } from '../../actors/index.js';
 import { InProcessTransport } from '../../cluster/in-process-transport.js';
 import { fromWireError, toWireError } from '../../cluster/wire-error.js';
 import { ServiceError } from '../../runtime/errors/service-error.js';

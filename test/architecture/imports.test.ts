@@ -48,3 +48,40 @@ it('the same rules catch a cycle, a type-only one included, and an upward import
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+it('a module outside a folder with an index.ts imports the index, never a file behind it', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'plinth-imports-'));
+  try {
+    const files: Record<string, string> = {
+      'lib/index.ts': "export { impl } from './impl.js';\nexport { inner } from './inner/index.js';\n",
+      'lib/impl.ts': "import { deep } from './inner/deep.js';\nexport const impl = deep + 1;\n",
+      'lib/inner/index.ts': "export { deep } from './deep.js';\nexport const inner = 1;\n",
+      'lib/inner/deep.ts': 'export const deep = 1;\n',
+      'plain/a.ts': 'export const a = 1;\n',
+      'app/past-the-index.ts': "import { impl } from '../lib/impl.js';\nexport const x = impl;\n",
+      'app/type-past-the-index.ts': "import type { deep } from '../lib/inner/deep.js';\nexport type X = typeof deep;\n",
+      'app/through-the-index.ts': "import { impl } from '../lib/index.js';\nexport const y = impl;\n",
+      'app/sub-folder-door.ts': "import { inner } from '../lib/inner/index.js';\nexport const z = inner;\n",
+      'app/no-index-folder.ts': "import { a } from '../plain/a.js';\nexport const w = a;\n",
+      // The named exceptions let one importer reach only the files they list.
+      'runtime/identity/index.ts': "export { k } from './keys.js';\nexport type { V } from './api-keys.js';\n",
+      'runtime/identity/keys.ts': 'export const k = 1;\n',
+      'runtime/identity/api-keys.ts': 'export interface V { v: number }\n',
+      'runtime/services.ts': "import type { V } from './identity/api-keys.js';\nimport { k } from './identity/keys.js';\nexport const s: V = { v: k };\n",
+    };
+    for (const [path, text] of Object.entries(files)) {
+      mkdirSync(dirname(join(dir, path)), { recursive: true });
+      writeFileSync(join(dir, path), text);
+    }
+    writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions: { module: 'NodeNext', moduleResolution: 'NodeNext', strict: true } }));
+    writeFileSync(join(dir, '.dependency-cruiser.cjs'), `module.exports = require(${JSON.stringify(join(ROOT, '.dependency-cruiser.cjs'))});\n`);
+    const r = cruise(dir, '.dependency-cruiser.cjs', ['app', 'lib', 'plain', 'runtime']);
+    assert.notEqual(r.status, 0, r.out);
+    const found = [...r.out.matchAll(/through-(\S+)\/index(?:-except-from-\S+)?: (\S+) → (\S+)/g)].map((m) => `${m[2]} → ${m[3]} (${m[1]})`).sort();
+    // A sub-folder with its own index is its own door, for its parent's files too.
+    assert.deepEqual(found, ['app/past-the-index.ts → lib/impl.ts (lib)', 'app/type-past-the-index.ts → lib/inner/deep.ts (lib/inner)', 'lib/impl.ts → lib/inner/deep.ts (lib/inner)', 'runtime/services.ts → runtime/identity/keys.ts (runtime/identity)'], r.out);
+    assert.match(r.out, /app\/type-past-the-index\.ts → lib\/inner\/deep\.ts\s+lib\/inner\/ has an index\.ts/, r.out);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

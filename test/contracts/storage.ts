@@ -2,10 +2,16 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import {
-  migratePlatform, PLATFORM_SCHEMA, quoteIdent, SQLSTATE, sqlstateOf,
-  type DatabaseErrorLike, type SqlClient, type SqlExecutor,
+  migratePlatform,
+  PLATFORM_SCHEMA,
+  quoteIdent,
+  SQLSTATE,
+  sqlstateOf,
+  type DatabaseErrorLike,
+  type SqlClient,
+  type SqlExecutor,
+  LATEST_PLATFORM_VERSION,
 } from '../../storage/index.js';
-import { LATEST_PLATFORM_VERSION } from '../../storage/migrations.js';
 
 /** A client on a fresh, empty database that the suite owns until dispose(). */
 export interface StorageUnderTest {

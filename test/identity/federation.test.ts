@@ -10,7 +10,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { exportJWK, generateKeyPair, SignJWT, type JWK } from 'jose';
 import Provider from 'oidc-provider';
-import { checkProviderUrl, discover, verifyIdToken } from '../../runtime/identity/federation-oidc.js';
+import { checkProviderUrl, discover, verifyIdToken } from '../../runtime/identity/index.js';
 import { ServiceError } from '../../runtime/errors/service-error.js';
 import { forEachBackend, startServer, type Backend } from '../support/server.js';
 

@@ -11,7 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { bootstrapProject, type Client, type Reply } from '../support/client.js';
 import { expectError, expectStatus } from '../support/expect.js';
 import { forEachBackend, startServer, type Backend, type TestServer } from '../support/server.js';
-import { hashPassword } from '../../runtime/identity/passwords.js';
+import { hashPassword } from '../../runtime/identity/index.js';
 
 const PASSWORD = 'correct horse 42';
 const GRACE_MS = 1500;

@@ -1,8 +1,7 @@
 /** LoginThrottle and HashGate on a fake clock: lockout growth, address window, bounds. */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { LoginThrottle } from '../../runtime/identity/login-throttle.js';
-import { HashGate } from '../../runtime/identity/hash-gate.js';
+import { LoginThrottle, HashGate } from '../../runtime/identity/index.js';
 import { ServiceError } from '../../runtime/errors/service-error.js';
 
 const MIN = 60_000;

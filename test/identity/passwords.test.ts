@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { dummyPasswordHash, hashPassword, isAcceptablePassword, verifyPassword } from '../../runtime/identity/passwords.js';
+import { dummyPasswordHash, hashPassword, isAcceptablePassword, verifyPassword } from '../../runtime/identity/index.js';
 
 describe('identity passwords', () => {
   it('hashes with scrypt and encodes the parameters', async () => {

@@ -11,7 +11,7 @@ import { compileErrors, validate } from '@readme/openapi-parser';
 import { STATIC_ROUTES } from '../../adapters/rest/routes.js';
 import { EMPTY_MODEL } from '../../runtime/publication/model.js';
 import { buildOpenApiDocument } from '../../runtime/publication/openapi.js';
-import { projectSigningKey } from '../../runtime/identity/keys.js';
+import { projectSigningKey } from '../../runtime/identity/index.js';
 import { bootstrapProject, type Client } from '../support/client.js';
 import { expectError, expectStatus, type Json } from '../support/expect.js';
 import { enrolTotp, jwtPayload, newUser, TotpApp, type TestUser } from '../support/mfa.js';

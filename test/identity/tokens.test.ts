@@ -2,14 +2,21 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { SignJWT, UnsecuredJWT } from 'jose';
-import { parseClaims } from '../../runtime/identity/claims.js';
-import { PgliteClient, migratePlatform, type SqlClient } from '../../storage/index.js';
-import { existingProjectSigningKey, projectSigningKey } from '../../runtime/identity/keys.js';
-import { RevokedSessions } from '../../runtime/identity/revocations.js';
-import { SqlGrantSource } from '../../runtime/identity/grant-source.js';
 import {
-  ACCESS_TOKEN_TTL_SECONDS, JwtTokenVerifier, newRefreshToken, parseRefreshToken, refreshTokenHash, refreshTokenIssuedBy, signAccessToken,
-} from '../../runtime/identity/tokens.js';
+  parseClaims,
+  existingProjectSigningKey,
+  projectSigningKey,
+  RevokedSessions,
+  SqlGrantSource,
+  ACCESS_TOKEN_TTL_SECONDS,
+  JwtTokenVerifier,
+  newRefreshToken,
+  parseRefreshToken,
+  refreshTokenHash,
+  refreshTokenIssuedBy,
+  signAccessToken,
+} from '../../runtime/identity/index.js';
+import { PgliteClient, migratePlatform, type SqlClient } from '../../storage/index.js';
 
 let db: SqlClient;
 const tenantId = randomUUID();

@@ -1,7 +1,7 @@
 /** TOTP against the RFC 6238 Appendix B vectors, base32 against RFC 4648, and the acceptance rules. */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { base32Decode, base32Encode, hotp, matchTotp, newTotpSecret, otpauthUrl, totpStep } from '../../runtime/identity/totp.js';
+import { base32Decode, base32Encode, hotp, matchTotp, newTotpSecret, otpauthUrl, totpStep } from '../../runtime/identity/index.js';
 
 const SEEDS = {
   sha1: Buffer.from('12345678901234567890'),

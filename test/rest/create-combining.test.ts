@@ -16,7 +16,7 @@ import { randomUUID } from 'node:crypto';
 import { Client, bootstrapProject, defineEntity, errorOf, type Reply } from '../support/client.js';
 import { forEachBackend, startServer, type Backend, type TestServer } from '../support/server.js';
 import { expectStatus, type Json } from '../support/expect.js';
-import { combinedCreates } from '../../runtime/operations/entity/create-combiner.js';
+import { combinedCreates } from '../../runtime/operations/entity/index.js';
 
 const CUSTOMER = {
   entityName: 'Customer',

@@ -1,7 +1,7 @@
 /** Test helpers for step-up: a registered user with a session, and an authenticator app that never reuses a step. */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { base32Decode, hotp, totpStep } from '../../runtime/identity/totp.js';
+import { base32Decode, hotp, totpStep } from '../../runtime/identity/index.js';
 import type { Client } from './client.js';
 import { expectStatus, type Json } from './expect.js';
 

@@ -21,3 +21,4 @@ export const ENTITY_SPECS: Record<EntityOperationKind, OperationSpec> = {
   RelationAttach: relationAttachOp,
   RelationDetach: relationDetachOp,
 };
+export { combinedCreates } from './create-combiner.js';

@@ -1,16 +1,14 @@
 import { accessDenied, notFound, ServiceError, validationFailed } from '../../errors/service-error.js';
 import { filterGrants } from '../../filter/grants.js';
 import { parseFilter } from '../../filter/parse.js';
-import { claimsOf } from '../../identity/claims.js';
-import { AUTHENTICATED_ROLE } from '../../identity/constants.js';
-import { UUID_RE } from '../../identity/keys.js';
+import { claimsOf, AUTHENTICATED_ROLE, UUID_RE } from '../../identity/index.js';
 import { governanceRefusal } from '../../pipeline/governance.js';
 import { grantCovered } from '../../pipeline/grants.js';
 import { CompiledPolicy, type PolicyVerb } from '../../policy/compiled-policy.js';
 import type { GrantPolicySet } from '../../policy/grant-policy.js';
 import { RowPolicy } from '../../policy/row-policy.js';
 import { grantFor } from '../../publication/operations.js';
-import { objectBody } from '../identity/body.js';
+import { objectBody } from '../identity/index.js';
 import { single } from '../envelopes.js';
 import { noGrants, type AccessDecision, type Actor, type OperationContext, type OperationSpec } from '../types.js';
 

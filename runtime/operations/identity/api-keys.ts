@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { PLATFORM_SCHEMA } from '../../../storage/index.js';
 import { notFound, validationFailed } from '../../errors/service-error.js';
-import { apiKeyHash, apiKeyPrefix, newApiKeySecret, type ApiKeyGrant } from '../../identity/api-keys.js';
-import { UUID_RE } from '../../identity/keys.js';
+import { apiKeyHash, apiKeyPrefix, newApiKeySecret, type ApiKeyGrant, UUID_RE } from '../../identity/index.js';
 import { webhooksOf } from '../webhooks/outbound.js';
 import { control, noContent } from '../envelopes.js';
 import { noGrants, type OperationContext, type OperationSpec } from '../types.js';

@@ -8,9 +8,26 @@
  * Decisions in docs/identity.md "Federation (OIDC)".
  */
 import { notFound, ServiceError, unauthorized, validationFailed } from '../../errors/service-error.js';
-import { authorizationUrl, checkProviderUrl, discover, exchangeCode, forgetDiscovery, newAuthorizationSecrets, verifyIdToken, type OidcClient } from '../../identity/federation-oidc.js';
-import { deleteProvider, listProviders, providerRecord, provisionSubject, readProvider, saveState, takeState, upsertProvider, type ProviderRow } from '../../identity/federation-store.js';
-import { identityPolicy } from '../../identity/policy.js';
+import {
+  authorizationUrl,
+  checkProviderUrl,
+  discover,
+  exchangeCode,
+  forgetDiscovery,
+  newAuthorizationSecrets,
+  verifyIdToken,
+  type OidcClient,
+  deleteProvider,
+  listProviders,
+  providerRecord,
+  provisionSubject,
+  readProvider,
+  saveState,
+  takeState,
+  upsertProvider,
+  type ProviderRow,
+  identityPolicy,
+} from '../../identity/index.js';
 import type { SecretStore } from '../../secrets/index.js';
 import { noContent, single } from '../envelopes.js';
 import { noGrants, type OperationContext, type OperationSpec } from '../types.js';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { notFound, validationFailed, ServiceError } from '../../errors/service-error.js';
-import { UUID_RE } from '../../identity/keys.js';
+import { UUID_RE } from '../../identity/index.js';
 import { control, noContent } from '../envelopes.js';
 import { noGrants, type OperationContext, type OperationSpec } from '../types.js';
 import { objectBody } from './body.js';

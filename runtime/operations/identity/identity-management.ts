@@ -1,8 +1,5 @@
 import { notFound, validationFailed, type ServiceError } from '../../errors/service-error.js';
-import { claimsOf, parseClaims } from '../../identity/claims.js';
-import { AUTHENTICATED_ROLE } from '../../identity/constants.js';
-import { UUID_RE } from '../../identity/keys.js';
-import { revokedSessions } from '../../identity/revocations.js';
+import { claimsOf, parseClaims, AUTHENTICATED_ROLE, UUID_RE, revokedSessions } from '../../identity/index.js';
 import { list, single } from '../envelopes.js';
 import { logPageSize } from '../log-paging.js';
 import { noGrants, type OperationContext, type OperationSpec, type Result } from '../types.js';

@@ -9,12 +9,25 @@
  * thief's own authenticator and then step up with it.
  */
 import { accessDenied, conflict, notFound, ServiceError, validationFailed } from '../../errors/service-error.js';
-import { claimAttempt, completeChallenge, createChallenge, readChallenge } from '../../identity/challenges.js';
-import { UUID_RE } from '../../identity/keys.js';
-import { identityPolicy } from '../../identity/policy.js';
-import { newTotpSecret, otpauthUrl } from '../../identity/totp.js';
-import { confirmPendingTotp, hasConfirmedTotp, putPendingTotp } from '../../identity/totp-store.js';
-import { DEFAULT_RELYING_PARTY, registrationOptions, saveCredential, subjectCredentials, verifiedRegistration, type WebAuthnRelyingParty } from '../../identity/webauthn.js';
+import {
+  claimAttempt,
+  completeChallenge,
+  createChallenge,
+  readChallenge,
+  UUID_RE,
+  identityPolicy,
+  newTotpSecret,
+  otpauthUrl,
+  confirmPendingTotp,
+  hasConfirmedTotp,
+  putPendingTotp,
+  DEFAULT_RELYING_PARTY,
+  registrationOptions,
+  saveCredential,
+  subjectCredentials,
+  verifiedRegistration,
+  type WebAuthnRelyingParty,
+} from '../../identity/index.js';
 import type { SecretStore } from '../../secrets/index.js';
 import { single } from '../envelopes.js';
 import { noGrants, type OperationContext, type OperationSpec } from '../types.js';

@@ -1,13 +1,27 @@
 import { randomUUID } from 'node:crypto';
 import { ServiceError, unauthorized, validationFailed } from '../../errors/service-error.js';
-import { claimsOf } from '../../identity/claims.js';
-import { SESSION_TTL_SECONDS } from '../../identity/constants.js';
-import { projectSigningKey } from '../../identity/keys.js';
-import { dummyPasswordHash, hashPassword, isAcceptablePassword, needsRehash, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, verifyPassword } from '../../identity/passwords.js';
-import { revokedSessions } from '../../identity/revocations.js';
-import { newRefreshToken, parseRefreshToken, refreshTokenHash, refreshTokenIssuedBy, sameHash, signAccessToken, successorRefreshToken } from '../../identity/tokens.js';
-import { identityPolicy } from '../../identity/policy.js';
-import type { LoginRefusal } from '../../identity/login-throttle.js';
+import {
+  claimsOf,
+  SESSION_TTL_SECONDS,
+  projectSigningKey,
+  dummyPasswordHash,
+  hashPassword,
+  isAcceptablePassword,
+  needsRehash,
+  PASSWORD_MAX_LENGTH,
+  PASSWORD_MIN_LENGTH,
+  verifyPassword,
+  revokedSessions,
+  newRefreshToken,
+  parseRefreshToken,
+  refreshTokenHash,
+  refreshTokenIssuedBy,
+  sameHash,
+  signAccessToken,
+  successorRefreshToken,
+  identityPolicy,
+  type LoginRefusal,
+} from '../../identity/index.js';
 import { single } from '../envelopes.js';
 import { noGrants, type AuthStrength, type OperationContext, type OperationSpec, type Result } from '../types.js';
 

@@ -1,6 +1,5 @@
 import { notFound, unauthorized, validationFailed } from '../../errors/service-error.js';
-import { UUID_RE } from '../../identity/keys.js';
-import { revokedSessions } from '../../identity/revocations.js';
+import { UUID_RE, revokedSessions } from '../../identity/index.js';
 import { noContent, single } from '../envelopes.js';
 import { noGrants, type OperationContext, type OperationSpec } from '../types.js';
 

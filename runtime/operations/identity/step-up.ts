@@ -8,12 +8,22 @@
  */
 import { accessDenied, conflict, notFound, ServiceError, unauthorized, validationFailed } from '../../errors/service-error.js';
 import {
-  CHALLENGE_RATE_WINDOW_SECONDS, claimAttempt, completeChallenge, createChallenge, MAX_CHALLENGE_ATTEMPTS, MAX_CHALLENGES_PER_WINDOW,
-  readChallenge, recentChallengeCount, type ChallengeRow,
-} from '../../identity/challenges.js';
-import { UUID_RE } from '../../identity/keys.js';
-import { hasConfirmedTotp, useTotpCode } from '../../identity/totp-store.js';
-import { assertionOptions, subjectCredentials, verifiedAssertion } from '../../identity/webauthn.js';
+  CHALLENGE_RATE_WINDOW_SECONDS,
+  claimAttempt,
+  completeChallenge,
+  createChallenge,
+  MAX_CHALLENGE_ATTEMPTS,
+  MAX_CHALLENGES_PER_WINDOW,
+  readChallenge,
+  recentChallengeCount,
+  type ChallengeRow,
+  UUID_RE,
+  hasConfirmedTotp,
+  useTotpCode,
+  assertionOptions,
+  subjectCredentials,
+  verifiedAssertion,
+} from '../../identity/index.js';
 import { single } from '../envelopes.js';
 import { noGrants, type AuthStrength, type OperationContext, type OperationSpec, type Result } from '../types.js';
 import { objectBody } from './body.js';

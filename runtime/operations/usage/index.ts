@@ -96,3 +96,6 @@ export const USAGE_SPECS = {
   /** `GET /api/usage/rollups` with the scope headers. */
   scopedRollups: usageOp('Usage.Rollups.ListScoped', 'project', listRollups),
 };
+
+/** Served by adapters/rest/routes.ts, which still imports it from quotas.ts until routes come from declarations (issue 23). */
+export { QUOTA_SPECS } from './quotas.js';
