@@ -43,16 +43,6 @@ const DEEP_IMPORTS_ALLOWED = [
       'runtime/streams/stream-slots.ts': ['actor.ts'],
     },
   },
-  {
-    folder: 'runtime/operations/identity',
-    why: 'Issue 23: adapters/rest/routes.ts is being rewritten; this goes when routes are derived from declarations.',
-    imports: { 'adapters/rest/routes.ts': ['mfa.ts', 'step-up.ts'] },
-  },
-  {
-    folder: 'runtime/operations/usage',
-    why: 'Issue 23: adapters/rest/routes.ts is being rewritten; this goes when routes are derived from declarations.',
-    imports: { 'adapters/rest/routes.ts': ['quotas.ts'] },
-  },
 ];
 
 /**
