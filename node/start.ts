@@ -13,6 +13,7 @@ import { startHttpServer, type HttpServer } from '../adapters/rest/server.js';
 import { startGrpcServer, type GrpcServer } from '../adapters/grpc/server.js';
 import { route } from '../adapters/rest/router.js';
 import { STATIC_ROUTES } from '../adapters/rest/routes.js';
+import { PLATFORM_OPERATIONS } from '../runtime/operations/catalog.js';
 import { InProcessTransport } from '../cluster/in-process-transport.js';
 import { CachedScopeDirectory } from '../runtime/control/scope-directory.js';
 import { OutboxProcessor } from '../runtime/events/outbox-processor.js';
@@ -221,7 +222,7 @@ export async function startNode(config: NodeConfig): Promise<RunningNode> {
     limits: { maxPageSize: config.maxPageSize, maxBatchRows: config.maxBatchRows, idempotencyRetentionMs: config.idempotencyRetentionMs, graphqlRequestTimeoutMs: config.graphqlRequestTimeoutMs },
     node,
     webhooks,
-    routes: { resolve: route, list: () => STATIC_ROUTES.map((r) => ({ method: r.method, path: r.path, operationId: r.spec.id, authn: r.spec.authn })) },
+    routes: { resolve: route, list: () => STATIC_ROUTES.map((r) => ({ method: r.method, path: r.path, operationId: r.spec.id, authn: r.spec.authn })), declared: () => PLATFORM_OPERATIONS },
     identity: { refreshReuseGraceMs: config.refreshReuseGraceMs, throttle: new LoginThrottle(config.loginThrottle), federationAllowPrivateIssuers: config.federationAllowPrivateIssuers, webauthn: config.webauthn },
     streams,
     realtime: new RealtimeHub({

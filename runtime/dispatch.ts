@@ -15,12 +15,24 @@ import { bindingStability, withDeprecation } from './pipeline/binding-stability.
 import type { Services } from './services.js';
 import { meterWithoutAuditRow, usageOf } from './usage/meter.js';
 import type { QuotaHold } from './quota/ledger.js';
+import { validateBody } from './operations/contract/index.js';
+
+/**
+ * The operation's executor, after its declared body schema (contract/) is
+ * checked: a 422 there is the operation's own answer, as it was when each
+ * handler checked its body, so it is recorded at stage 6 like one.
+ */
+function execute(ctx: OperationContext): Promise<Result> {
+  const { operation, body } = ctx.inv;
+  if (operation.contract !== undefined) validateBody(operation.contract, operation.id, body);
+  return operation.execute(ctx);
+}
 
 /** Runs the operation under its quota hold: what it consumed is counted, a failure releases the units it held. */
 async function executeHeld(ctx: OperationContext, hold: QuotaHold): Promise<Result> {
   let result: Result;
   try {
-    result = await ctx.inv.operation.execute(ctx);
+    result = await execute(ctx);
   } catch (err) {
     hold.release();
     throw err;
@@ -65,7 +77,7 @@ export async function dispatch(inv: Invocation, services: Services): Promise<Out
     const admitted = services.quotas?.admit(ctx);
     const hold = admitted instanceof Promise ? await admitted : admitted ?? null;
     ctx.trace.stage = 6;
-    const executed = hold === null ? await inv.operation.execute(ctx) : await executeHeld(ctx, hold);
+    const executed = hold === null ? await execute(ctx) : await executeHeld(ctx, hold);
     const result = deprecation === null ? executed : withDeprecation(executed, deprecation);
     // Usage: only what was executed consumes (runtime/usage/meter.ts), and the audit row carries it.
     const usage = usageOf(ctx, result);

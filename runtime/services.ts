@@ -22,6 +22,7 @@ import type { CompiledEnvelope } from './governance/compiled.js';
 import type { OutboundWebhooks } from './webhooks/outbound/dispatcher.js';
 import type { AdmissionRequest } from './quota/units.js';
 import type { ConcurrencyQuotas, QuotaHold, QuotaSummaryRow } from './quota/ledger.js';
+import type { DeclaredOperation } from './operations/contract/index.js';
 
 /** Resolves tenant/project by slug or id; cached, invalidated by the owning actors. */
 export interface ScopeDirectory {
@@ -113,6 +114,8 @@ export interface RouteTable {
   resolve(method: string, segs: string[]): RouteResolution | ServiceError;
   /** Every fixed route (entity routes are resolved by shape), for `GET /api/Platform/admin-surface`. */
   list?(): ReadonlyArray<{ method: string; path: string; operationId: string; authn: string }>;
+  /** The declared platform operations (runtime/operations/catalog.ts), for the OpenAPI document and the CLI descriptor. */
+  declared?(): readonly DeclaredOperation[];
 }
 
 export interface OutboxKicker {

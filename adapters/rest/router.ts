@@ -16,6 +16,20 @@ interface Compiled {
   spec: OperationSpec;
 }
 
+/**
+ * A literal segment wins over a parameter in the same position
+ * (`events/tail` before `events/:id`), so the order routes are declared in
+ * does not matter.
+ */
+function bySpecificity(a: Compiled, b: Compiled): number {
+  for (let i = 0; i < Math.min(a.parts.length, b.parts.length); i++) {
+    const pa = a.parts[i]!.startsWith(':');
+    const pb = b.parts[i]!.startsWith(':');
+    if (pa !== pb) return pa ? 1 : -1;
+  }
+  return 0;
+}
+
 /** Static routes indexed by first segment, compiled once. */
 const BY_HEAD = new Map<string, Compiled[]>();
 for (const r of STATIC_ROUTES) {
@@ -24,6 +38,7 @@ for (const r of STATIC_ROUTES) {
   list.push({ method: r.method, parts, spec: r.spec });
   BY_HEAD.set(parts[0]!, list);
 }
+for (const list of BY_HEAD.values()) list.sort(bySpecificity);
 
 const routeUnknown = (): ServiceError => new ServiceError('NOT_FOUND', 'Route.Unknown', 'no route matches this path');
 const methodNotAllowed = (): ServiceError => new ServiceError('METHOD_NOT_ALLOWED', 'Route.MethodNotAllowed', 'this path does not take this method');

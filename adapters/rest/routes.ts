@@ -21,7 +21,7 @@ import { EXPLAIN_PUBLICATION_SPECS as XP } from '../../runtime/operations/explai
 import { EXPLAIN_READ_PLAN_SPEC } from '../../runtime/operations/explainability/read-plan.js';
 import type { OperationSpec } from '../../runtime/operations/types.js';
 import { RECORD_ROUTES } from './routes-records.js';
-import { BRANCH_ROUTES } from './routes-branches.js';
+import { PLATFORM_OPERATIONS } from '../../runtime/operations/catalog.js';
 import { PROPOSAL_ROUTES } from './routes-proposals.js';
 import { accessPostSpec } from '../../runtime/operations/explainability/access-post.js';
 import { notFoundSpec } from './not-found.js';
@@ -57,8 +57,15 @@ const OUTBOUND_WEBHOOK_ROUTES: ReadonlyArray<{ method: Method; tail: string; spe
 /** `webhooks` and its `Webhook` alias (the spec's resource name). */
 const WEBHOOK_BASES = ['webhooks', 'Webhook'] as const;
 
-/** Every non-entity REST route of the platform. Entity routes are resolved by shape in router.ts. */
+/** The routes of declared operations, as their contracts name them (runtime/operations/catalog.ts). */
+const DECLARED_ROUTES: StaticRoute[] = PLATFORM_OPERATIONS.flatMap((spec) => spec.contract.routes.map((r) => ({ method: r.method, path: r.path, spec })));
+
+/**
+ * Every non-entity REST route of the platform. Entity routes are resolved by shape in router.ts.
+ * Routes still written here belong to operations not yet declared with a contract (issue 23).
+ */
 export const STATIC_ROUTES: StaticRoute[] = [
+  ...DECLARED_ROUTES,
   { method: 'GET', path: 'health', spec: HEALTH_SPECS.health },
   { method: 'GET', path: 'health/live', spec: HEALTH_SPECS.live },
   { method: 'GET', path: 'health/ready', spec: HEALTH_SPECS.ready },
@@ -109,7 +116,6 @@ export const STATIC_ROUTES: StaticRoute[] = [
   { method: 'PUT', path: 'ProjectRecord/:id', spec: PROJECT_SPECS.recordUpdate },
   { method: 'DELETE', path: 'ProjectRecord/:id', spec: PROJECT_SPECS.recordDelete },
   ...RECORD_ROUTES,
-  ...BRANCH_ROUTES,
   ...PROPOSAL_ROUTES,
 
   { method: 'POST', path: 'Schema/entities', spec: SCHEMA_SPECS.create },
@@ -231,8 +237,15 @@ export const STATIC_ROUTES: StaticRoute[] = [
   { method: 'POST', path: 'webhooks/inbound/:publicReceiverKey', spec: INBOUND_WEBHOOK_SPECS.receive },
 ];
 
-// Appended after the literal so it stays last whatever is added above: the alias's parameter
-// segment would otherwise shadow `webhooks/<name>` POST routes (endpoints, receivers, …) listed after it.
+// router.ts tries literal segments before parameters, so this alias never shadows `webhooks/<name>` routes.
 STATIC_ROUTES.push({ method: 'POST', path: 'webhooks/:publicReceiverKey', spec: INBOUND_WEBHOOK_SPECS.receiveAlias });
+
+/** Two routes with one method and path would leave one unreachable: refused when the table loads. */
+const seen = new Set<string>();
+for (const r of STATIC_ROUTES) {
+  const key = `${r.method} ${r.path.replace(/:\w+/g, ':')}`;
+  if (seen.has(key)) throw new Error(`route ${r.method} ${r.path} is declared twice`);
+  seen.add(key);
+}
 
 export { ENTITY_SPECS };

@@ -12,6 +12,7 @@ import type { AccessDecision } from '../pipeline/audit-row.js';
 import type { Result } from './result.js';
 import type { EntityArgs } from '../entities/entity-args.js';
 import type { ProtocolName } from '../versioning/platform.js';
+import type { Authn, OperationContract } from './contract/index.js';
 
 // Defined below the operation layer (so lower layers import them without a cycle); re-exported for the operations.
 export { ANONYMOUS, AUTH_STRENGTHS, PLATFORM_ADMIN, type Actor, type AuthStrength } from '../identity/actor.js';
@@ -125,7 +126,7 @@ export interface OperationContext {
   envelope: CompiledEnvelope | null;
 }
 
-export type Authn = 'public' | 'user' | 'admin';
+export type { Authn } from './contract/index.js';
 
 /**
  * One operation, declared once. Every protocol adapter projects from these;
@@ -154,6 +155,15 @@ export interface OperationSpec {
   evidence?: 'failures';
   /** The adapter sets `inv.signal`, aborted when the client goes away (GraphQL.Request: its statements stop with it). */
   abortable?: true;
+  /**
+   * Its routes, input and output schemas, errors, metering and stability
+   * (contract/types.ts). Every operation the REST route table serves has one
+   * (catalog.ts); entity operations are described by their publication instead.
+   */
+  contract?: OperationContract;
 }
+
+/** An operation with its contract: what the platform catalog (catalog.ts) holds. */
+export type DeclaredSpec = OperationSpec & { readonly contract: OperationContract };
 
 export const noGrants = (): readonly string[] => [];

@@ -199,7 +199,7 @@ export function sharedResponses(): Json {
 }
 
 /** Error responses for the given statuses (ascending), then `default`. */
-export function errorResponses(statuses: number[]): Json {
+export function errorResponses(statuses: readonly number[]): Json {
   const out: Json = {};
   for (const s of [...new Set(statuses)].sort((a, b) => a - b)) out[String(s)] = responseRef(ERROR_RESPONSE_NAMES[String(s)]!);
   out.default = responseRef('Error');

@@ -26,5 +26,5 @@ export interface StaticOp {
   conditional?: true;
   /** Success answer carries `Cache-Control: no-store`. */
   noStore?: true;
-  errors: number[];
+  errors: readonly number[];
 }

@@ -13,6 +13,7 @@ import {
 } from './openapi-components.js';
 import { allocateSchemaNames, entitySchemas } from './openapi-schemas.js';
 import { entityOperationObject } from './openapi-paths.js';
+import type { DeclaredOpenApi } from '../operations/contract/index.js';
 import { STATIC_SCHEMA_NAMES, STATIC_TAGS, staticParameters, staticPaths, staticSchemas } from './openapi-static.js';
 
 export interface OpenApiInput {
@@ -21,6 +22,8 @@ export interface OpenApiInput {
   tenantSlug: string;
   projectSlug: string;
   basePath: '/api' | '/v1';
+  /** The platform's declared operations' paths, schemas and tags (runtime/operations/contract/openapi.ts). */
+  platform?: DeclaredOpenApi;
 }
 
 const DESCRIPTION =
@@ -30,7 +33,8 @@ const DESCRIPTION =
 
 export function buildOpenApiDocument(input: OpenApiInput): Record<string, unknown> {
   const { model } = input;
-  const names = allocateSchemaNames(model, [...SHARED_SCHEMA_NAMES, ...STATIC_SCHEMA_NAMES]);
+  const platform = input.platform ?? { paths: [], schemas: {}, tags: [] };
+  const names = allocateSchemaNames(model, [...SHARED_SCHEMA_NAMES, ...STATIC_SCHEMA_NAMES, ...Object.keys(platform.schemas)]);
   const relations = relationsOf(model);
 
   const paths: Record<string, Json> = {};
@@ -43,8 +47,9 @@ export function buildOpenApiDocument(input: OpenApiInput): Record<string, unknow
     addOperation(op.path, op.method.toLowerCase(), entityOperationObject(op, { names, relations }));
   }
   for (const s of staticPaths()) addOperation(s.path, s.method, s.operation);
+  for (const s of platform.paths) addOperation(s.path, s.method, s.operation);
 
-  const schemas: Json = { ...sharedSchemas(), ...staticSchemas() };
+  const schemas: Json = { ...sharedSchemas(), ...staticSchemas(), ...platform.schemas };
   for (const e of model.entities) Object.assign(schemas, entitySchemas(e, names));
 
   return {
@@ -59,7 +64,7 @@ export function buildOpenApiDocument(input: OpenApiInput): Record<string, unknow
     tags: [
       ...model.entities.map((e) => ({ name: e.entityName, description: `${e.entityName} rows.` })),
       // An entity of the same name (e.g. `Events`) keeps the tag; names must be unique.
-      ...STATIC_TAGS.filter((t) => !model.entities.some((e) => e.entityName === t.name)).map((t) => ({ ...t })),
+      ...[...STATIC_TAGS, ...platform.tags].filter((t) => !model.entities.some((e) => e.entityName === t.name)).map((t) => ({ name: t.name, description: t.description })),
     ],
     security: globalSecurity(),
     paths,

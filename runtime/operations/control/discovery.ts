@@ -1,6 +1,11 @@
 import { buildOpenApiDocument, openApiToYaml } from '../../publication/openapi.js';
 import type { CompiledPublication } from '../../publication/compiled-publication.js';
 import { noGrants, type OperationContext, type OperationSpec } from '../types.js';
+import { declaredOpenApi, type DeclaredOpenApi } from '../contract/index.js';
+
+/** The declared operations' part of every document: the same for every publication, so derived once. */
+let platformPart: DeclaredOpenApi | null = null;
+const platformOpenApi = (ctx: OperationContext): DeclaredOpenApi => (platformPart ??= declaredOpenApi(ctx.services.routes?.declared?.() ?? []));
 
 /** The OpenAPI document is built once per publication and base path, then served from memory. */
 function openApi(ctx: OperationContext): Record<string, unknown> {
@@ -8,7 +13,7 @@ function openApi(ctx: OperationContext): Record<string, unknown> {
   const pub: CompiledPublication = scope.publication;
   const basePath = ctx.inv.basePath === '/v1' ? '/v1' : '/api';
   return pub.derive(`openapi${basePath}`, () =>
-    buildOpenApiDocument({ model: pub.record.model, publicationVersion: pub.version, tenantSlug: scope.tenant.slug, projectSlug: scope.project.slug, basePath }),
+    buildOpenApiDocument({ model: pub.record.model, publicationVersion: pub.version, tenantSlug: scope.tenant.slug, projectSlug: scope.project.slug, basePath, platform: platformOpenApi(ctx) }),
   );
 }
 

@@ -1,0 +1,15 @@
+import { BRANCH_SPECS } from './control/branches.js';
+import { SANDBOX_SPECS } from './control/sandboxes.js';
+import type { DeclaredSpec } from './types.js';
+
+/**
+ * Every platform operation with its contract, family by family, in the
+ * order the OpenAPI document lists them. The REST route table, request
+ * validation, the OpenAPI paths and the CLI descriptor are derived from this
+ * list: a family's specs are `DeclaredSpec`s, so one without a contract does
+ * not build (docs/architecture.md, "Declaring an operation").
+ */
+export const PLATFORM_OPERATIONS: readonly DeclaredSpec[] = [
+  ...Object.values(BRANCH_SPECS),
+  ...Object.values(SANDBOX_SPECS),
+];
