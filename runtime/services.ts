@@ -148,6 +148,8 @@ export interface Limits {
   idempotencyRetentionMs: number;
   /** GRAPHQL_REQUEST_TIMEOUT_MS (runtime/graphql/request-budget.ts); absent: its default. */
   graphqlRequestTimeoutMs?: number;
+  /** Check REST answers of declared operations against their declared schema (contract/check-answer.ts); tests turn it on. */
+  checkAnswers?: boolean;
 }
 
 export interface Services {

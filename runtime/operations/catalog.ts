@@ -10,6 +10,30 @@ import type { DeclaredSpec } from './types.js';
  * not build (docs/architecture.md, "Declaring an operation").
  */
 export const PLATFORM_OPERATIONS: readonly DeclaredSpec[] = [
+  // Platform: health, discovery documents, tenants, projects, governance, GraphQL and gRPC documents.
+
+
+  // Identity: sessions, federation, step-up, identity management, API keys, capability grants, identity providers.
+
+
+  // Branches and sandboxes.
   ...Object.values(BRANCH_SPECS),
   ...Object.values(SANDBOX_SPECS),
+
+
+  // Proposals and deployments.
+
+
+  // Schema: entities, journal, migrations, snapshots, transitions.
+
+
+  // Versioning, records, surfaces, contract projection and introspection.
+
+
+  // Events, webhooks (outbound, inbound, diagnostics, replay), realtime, audit.
+
+
+  // Usage, quotas, explainability.
+
+
 ];

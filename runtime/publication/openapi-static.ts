@@ -210,7 +210,23 @@ function notModifiedResponse(): Json {
 
 /** Path items of the static routes, in a fixed order. */
 export function staticPaths(): Array<{ path: string; method: string; operation: Json }> {
-  return [...STATIC_OPS, ...IDENTITY_MANAGEMENT_OPS, ...API_KEY_OPS, ...USAGE_OPS, ...STEP_UP_OPS, ...EVENTS_OUT_OPS, ...EXPLAINABILITY_OPS, ...CONTROL_PLANE_OPS].map((s) => {
+  return [
+    ...STATIC_OPS,
+
+    ...IDENTITY_MANAGEMENT_OPS,
+
+    ...API_KEY_OPS,
+
+    ...USAGE_OPS,
+
+    ...STEP_UP_OPS,
+
+    ...EVENTS_OUT_OPS,
+
+    ...EXPLAINABILITY_OPS,
+
+    ...CONTROL_PLANE_OPS,
+  ].map((s) => {
     const op: Json = { operationId: s.operationId, tags: [s.tag], summary: s.summary };
     if (s.description !== undefined) op.description = s.description;
     const sec = security(s);

@@ -9,18 +9,13 @@
 import { after, before, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { STATIC_ROUTES, type StaticRoute } from '../../adapters/rest/routes.js';
-import { PROPOSAL_ROUTES } from '../../adapters/rest/routes-proposals.js';
-import { RECORD_ROUTES } from '../../adapters/rest/routes-records.js';
 import { Client, bootstrapProject, defineEntity } from '../support/client.js';
 import { forEachBackend, startServer, type Backend, type TestServer } from '../support/server.js';
 import { expectStatus, type Json } from '../support/expect.js';
 import { assertValidOpenApi, deref, shape } from '../support/openapi-doc.js';
 
-/** The control-plane routes, taken from the route modules the REST adapter serves. */
-const CONTROL_ROUTES: StaticRoute[] = [
-  ...STATIC_ROUTES.filter((r) => r.spec.contract !== undefined), ...PROPOSAL_ROUTES, ...RECORD_ROUTES,
-  ...STATIC_ROUTES.filter((r) => r.spec.contract === undefined && (r.path.startsWith('Schema/') || r.path === 'SchemaTransition' || r.path.startsWith('SchemaTransition/'))),
-];
+/** The routes of declared operations (runtime/operations/catalog.ts), taken from the route table the server serves. */
+const CONTROL_ROUTES: StaticRoute[] = STATIC_ROUTES.filter((r) => r.spec.contract !== undefined);
 
 const openApiPath = (routePath: string): string => `/${routePath.replace(/:(\w+)/g, '{$1}')}`;
 
@@ -43,9 +38,8 @@ function assertAnswerDocumented(doc: Json, path: string, method: string, status:
   }
 }
 
-it('takes the control-plane routes from the route table the server serves', () => {
-  for (const r of [...PROPOSAL_ROUTES, ...RECORD_ROUTES]) assert.ok(STATIC_ROUTES.includes(r), `${r.method} ${r.path} is in STATIC_ROUTES`);
-  assert.ok(CONTROL_ROUTES.length >= 80, `${CONTROL_ROUTES.length} control-plane routes`);
+it('takes the declared routes from the route table the server serves', () => {
+  assert.ok(CONTROL_ROUTES.length > 0, `${CONTROL_ROUTES.length} declared routes`);
 });
 
 forEachBackend('OpenAPI: control-plane routes', (backend: Backend) => {

@@ -19,7 +19,7 @@ let ajv: Ajv2020 | null = null;
 const compiled = new Map<string, ValidateFunction>();
 
 /** Built at the first validation, when every operation module (and so every named schema) has loaded. */
-function validatorOf(schemaName: string): ValidateFunction {
+export function validatorOf(schemaName: string): ValidateFunction {
   let fn = compiled.get(schemaName);
   if (fn !== undefined) return fn;
   if (ajv === null) {

@@ -1,0 +1,18 @@
+import { validatorOf } from './validate-body.js';
+import type { OperationContract } from './types.js';
+
+/**
+ * What is wrong with an answer against the operation's declared output, or
+ * null when it matches. Only the declared success (status and JSON body) is
+ * checked; errors carry the shared envelope. Tests run every server with
+ * this on (CHECK_ANSWERS), so every suite checks the schemas it meets.
+ */
+export function answerMismatch(contract: OperationContract, status: number, body: unknown): string | null {
+  const out = contract.output;
+  if (status >= 300) return null;
+  if (status !== out.status && !(out.conditional === true && status === 304)) return `status ${status}, declared ${out.status}`;
+  if (out.body === undefined || out.mediaType !== undefined || out.sse !== undefined || status === 304) return null;
+  const validate = validatorOf(out.body.name);
+  if (validate(body)) return null;
+  return (validate.errors ?? []).slice(0, 3).map((e) => `${e.instancePath || '/'} ${e.message ?? 'is invalid'}${e.params && 'additionalProperty' in e.params ? ` (${String(e.params.additionalProperty)})` : ''}`).join('; ');
+}
