@@ -2,14 +2,12 @@ import { SCHEMA_TRANSITION_SPECS } from '../../runtime/operations/control/schema
 import { ENTITY_SPECS } from '../../runtime/operations/entity/index.js';
 import { DISCOVERY_SPECS } from '../../runtime/operations/control/discovery.js';
 import { HEALTH_SPECS } from '../../runtime/operations/control/health.js';
-import { EVENT_SPECS } from '../../runtime/operations/control/events.js';
 import { PROJECT_SPECS } from '../../runtime/operations/control/projects.js';
 import { GOVERNANCE_SPECS } from '../../runtime/operations/control/governance.js';
 import { SCHEMA_SPECS } from '../../runtime/operations/control/schema.js';
 import { TENANT_SPECS } from '../../runtime/operations/control/tenants.js';
 import { IDENTITY_SPECS, MFA_SPECS, STEP_UP_SPECS } from '../../runtime/operations/identity/index.js';
 import { REALTIME_SPECS } from '../../runtime/operations/realtime/index.js';
-import { AUDIT_SPECS } from '../../runtime/operations/control/audit.js';
 import { QUOTA_SPECS as Q, USAGE_SPECS } from '../../runtime/operations/usage/index.js';
 import { INBOUND_WEBHOOK_SPECS } from '../../runtime/operations/webhooks/inbound.js';
 import { WEBHOOK_DIAGNOSTICS_SPECS } from '../../runtime/operations/webhooks/diagnostics.js';
@@ -58,7 +56,9 @@ const OUTBOUND_WEBHOOK_ROUTES: ReadonlyArray<{ method: Method; tail: string; spe
 const WEBHOOK_BASES = ['webhooks', 'Webhook'] as const;
 
 /** The routes of declared operations, as their contracts name them (runtime/operations/catalog.ts). */
-const DECLARED_ROUTES: StaticRoute[] = PLATFORM_OPERATIONS.flatMap((spec) => spec.contract.routes.map((r) => ({ method: r.method, path: r.path, spec })));
+// A WebSocket upgrade (Realtime.Connect) is registered by the realtime adapter (server.ts), not this table.
+const DECLARED_ROUTES: StaticRoute[] = PLATFORM_OPERATIONS.filter((spec) => spec.contract.output.upgrade !== true)
+  .flatMap((spec) => spec.contract.routes.map((r) => ({ method: r.method, path: r.path, spec })));
 
 /**
  * Every non-entity REST route of the platform. Entity routes are resolved by shape in router.ts.
@@ -146,12 +146,6 @@ export const STATIC_ROUTES: StaticRoute[] = [
   { method: 'POST', path: 'SchemaTransition/:id/execute', spec: SCHEMA_TRANSITION_SPECS.execute },
   { method: 'POST', path: 'SchemaTransition/:id/rollback', spec: SCHEMA_TRANSITION_SPECS.rollback },
 
-  { method: 'GET', path: 'events', spec: EVENT_SPECS.list },
-  { method: 'GET', path: 'Event', spec: EVENT_SPECS.list },
-  // Before events/:id: static segments are matched in order.
-  { method: 'GET', path: 'events/tail', spec: EVENT_SPECS.tail },
-  { method: 'GET', path: 'events/:id', spec: EVENT_SPECS.read },
-  { method: 'GET', path: 'Event/:id', spec: EVENT_SPECS.read },
   { method: 'POST', path: 'events/:id/replay', spec: REPLAY_SPECS.event },
   { method: 'POST', path: 'Event/:id/replay', spec: REPLAY_SPECS.event },
 
@@ -205,9 +199,6 @@ export const STATIC_ROUTES: StaticRoute[] = [
   { method: 'PATCH', path: 'usage/quotas/:quotaId', spec: Q.scopedPatch },
   { method: 'DELETE', path: 'usage/quotas/:quotaId', spec: Q.scopedDelete },
   { method: 'GET', path: 'usage/summary', spec: Q.scopedSummary },
-
-  { method: 'GET', path: 'audit', spec: AUDIT_SPECS.list },
-  { method: 'GET', path: 'audit/tail', spec: AUDIT_SPECS.tail },
 
   // Usage metering (docs/usage.md); quotas and summary are registered next to these.
   { method: 'GET', path: 'Usage/:projectId/events', spec: USAGE_SPECS.events },

@@ -1,5 +1,7 @@
 import { BRANCH_SPECS } from './control/branches.js';
 import { SANDBOX_SPECS } from './control/sandboxes.js';
+import { EVENT_SPECS } from './control/events.js';
+import { AUDIT_SPECS } from './control/audit.js';
 import type { DeclaredSpec } from './types.js';
 
 /**
@@ -31,6 +33,8 @@ export const PLATFORM_OPERATIONS: readonly DeclaredSpec[] = [
 
 
   // Events, webhooks (outbound, inbound, diagnostics, replay), realtime, audit.
+  ...Object.values(EVENT_SPECS),
+  ...Object.values(AUDIT_SPECS),
 
 
   // Usage, quotas, explainability.

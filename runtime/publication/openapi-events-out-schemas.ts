@@ -13,7 +13,7 @@ export const EVENTS_OUT_SCHEMA_NAMES = [
   'WebhookDeliveryAttempt', 'WebhookDelivery', 'WebhookDeliveryList', 'EventReplayInput', 'ReplayAccepted', 'RevealedSecret',
   'WebhookReceiverInput', 'WebhookReceiverUpdate', 'WebhookReceiver', 'WebhookReceiverWithReveal', 'WebhookReceiverSingle',
   'WebhookReceiverWithRevealSingle', 'WebhookReceiverList', 'InboundWebhookMessage', 'InboundReceipt', 'WebhookDiagnostics',
-  'RealtimeToken', 'RealtimeChange', 'AuditRecord', 'AuditList', 'AuditFilter',
+  'RealtimeToken', 'RealtimeChange',
 ] as const;
 
 const str = (description?: string): Json => (description === undefined ? { type: 'string' } : { type: 'string', description });
@@ -165,30 +165,6 @@ function realtimeAuditSchemas(): Json {
       correlationId: str(),
       publicationVersion: { type: 'integer', format: 'int64' },
     }, { description: 'A row change: names the row and the changed fields, never values.' }),
-    AuditRecord: obj(['correlationId', 'at', 'actor', 'operationId', 'decision', 'reasonCode', 'status'], {
-      correlationId: str(),
-      at: dateTimeSchema(),
-      actor: str('`platform-admin`, `user:<id>` or `anonymous`.'),
-      operationId: str(),
-      decision: { type: 'string', enum: ['Allow', 'Deny', 'Mask', 'Challenge', 'Error'] },
-      reasonCode: str(),
-      status: { type: 'integer', description: 'HTTP status of the answer.' },
-    }, { description: 'One audit row (one per decision).' }),
-    AuditList: listEnvelope(schemaRef('AuditRecord'), 'Audit rows in write order; `page.next` while more remain.'),
-    AuditFilter: {
-      type: 'object', additionalProperties: false,
-      description: 'Audit filter, sent as JSON in the `filter` query parameter; unknown keys answer 422 `Filter.UnknownField`.',
-      properties: {
-        reasonCode: str(),
-        actor: str('`platform-admin`, `user:<id>`, `anonymous`.'),
-        entity: str('Entity name: operation ids `Entity.<E>.*`.'),
-        operationId: str(),
-        decision: { type: 'string', enum: ['Allow', 'Deny', 'Mask', 'Challenge', 'Error'] },
-        correlationId: str(),
-        since: { ...dateTimeSchema(), description: 'Rows at or after this instant.' },
-        until: { ...dateTimeSchema(), description: 'Rows before this instant.' },
-      },
-    },
   };
 }
 

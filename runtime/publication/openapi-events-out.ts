@@ -26,11 +26,6 @@ export function eventsOutParameters(): Json {
     PublicReceiverKey: path('publicReceiverKey', 'The receiver\'s `publicReceiverKey`.', { type: 'string', pattern: '^whr_[A-Za-z0-9_-]{32}$' }),
     ServiceSignature: header('Service-Signature', '`t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>` (several `v1` allowed; `t` within ±300 s).', { type: 'string' }, true),
     DeliveryState: query('state', 'Only deliveries in this state.', { type: 'string', enum: ['Pending', 'Claimed', 'Succeeded', 'RetryScheduled', 'DeadLettered'] }),
-    AuditFilter: query('filter', 'Audit filter JSON (`reasonCode`, `actor`, `entity`, `operationId`, `decision`, `correlationId`, `since`, `until`).', {
-      type: 'string', contentMediaType: 'application/json', contentSchema: schemaRef('AuditFilter'),
-    }),
-    LastEventIdHeader: header('Last-Event-ID', 'Resume after this stream position (an `id:` of the stream); a position the log never produced answers 422.', { type: 'string' }),
-    LastEventIdQuery: query('lastEventId', 'Same as `Last-Event-ID`, for clients that cannot set headers.', { type: 'string' }),
     RealtimeEntity: query('entity', 'Entity whose row changes to follow (needs `entity:<Entity>:read`).', { type: 'string', minLength: 1 }, true),
     RealtimeFilter: query('filter', 'Entity filter JSON (as on list routes), evaluated server-side on the current row.', {
       type: 'string', contentMediaType: 'application/json', contentSchema: schemaRef('Filter'),
@@ -98,18 +93,9 @@ export const EVENTS_OUT_OPS: StaticOp[] = [
     params: ['RealtimeEntity', 'RealtimeFilter', 'RealtimeSubscriptionId'], status: 200, stream: true, sse: { event: 'service.event', data: 'RealtimeChange' }, errors: [401, 403, 404, 422, 429],
   },
   { method: 'post', path: '/realtime/token', operationId: 'Realtime.Token', tag: 'Realtime', summary: 'Mint a 60 s subscription token for the realtime handshake (never a REST bearer)', status: 201, response: 'RealtimeToken', errors: [401, 403, 404, 422] },
-
-  { method: 'get', path: '/audit', operationId: 'Audit.List', tag: 'Audit', auth: 'admin', summary: 'Page through the project\'s audit rows in write order', params: ['AuditFilter', 'PageSize', 'Cursor'], status: 200, response: 'AuditList', errors: ADMIN_ERRORS },
-  {
-    method: 'get', path: '/audit/tail', operationId: 'Audit.Tail', tag: 'Audit', auth: 'admin',
-    summary: 'Follow new audit rows as Server-Sent Events (`id: a<seq>`; resume with Last-Event-ID)',
-    description: 'Starts at the current end of the audit log, or after `Last-Event-ID`. Rows appear once the buffered writer flushed (~50 ms).',
-    params: ['LastEventIdHeader', 'LastEventIdQuery'], status: 200, stream: true, sse: { event: 'service.audit', data: 'AuditRecord' }, errors: ADMIN_ERRORS,
-  },
 ];
 
 export const EVENTS_OUT_TAGS = [
   { name: 'Webhooks', description: 'Outbound webhook endpoints and deliveries, replay, inbound receivers (docs/webhooks.md, docs/webhooks-inbound.md).' },
   { name: 'Realtime', description: 'Row change subscriptions over WebSocket or SSE (docs/realtime.md).' },
-  { name: 'Audit', description: 'The project\'s audit log.' },
 ];

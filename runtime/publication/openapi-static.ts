@@ -6,7 +6,7 @@
  */
 import type { StaticOp } from './openapi-static-op.js';
 import {
-  correlationHeaders, dateTimeSchema, errorResponses, headerRef, jsonContent, listEnvelope, paramRef, schemaRef, scopeHeaderParams,
+  correlationHeaders, dateTimeSchema, errorResponses, headerRef, jsonContent, paramRef, schemaRef, scopeHeaderParams,
   scopeOnlySecurity, singleEnvelope, type Json,
 } from './openapi-components.js';
 import { API_KEY_OPS, API_KEY_SCHEMA_NAMES, apiKeyParameters, apiKeySchemas } from './openapi-api-keys.js';
@@ -21,7 +21,7 @@ import { CONTROL_PLANE_OPS, CONTROL_PLANE_SCHEMA_NAMES, CONTROL_PLANE_TAGS, cont
 
 export const STATIC_SCHEMA_NAMES = [
   'IdentityCredentials', 'IdentityRegistered', 'IdentityRefreshInput', 'IdentityTokens', 'IdentityMe', 'IdentitySession',
-  'IdentitySessionList', 'IdentityFederationStartInput', 'IdentityFederationStarted', 'IdentityFederationCallbackInput', 'Event', 'EventSingle', 'EventList', 'EventFilter', ...EVENTS_OUT_SCHEMA_NAMES,
+  'IdentitySessionList', 'IdentityFederationStartInput', 'IdentityFederationStarted', 'IdentityFederationCallbackInput', ...EVENTS_OUT_SCHEMA_NAMES,
   ...IDENTITY_MANAGEMENT_SCHEMA_NAMES, ...API_KEY_SCHEMA_NAMES, ...USAGE_SCHEMA_NAMES, ...STEP_UP_SCHEMA_NAMES, ...EXPLAINABILITY_SCHEMA_NAMES,
   ...CONTROL_PLANE_SCHEMA_NAMES,
 ] as const;
@@ -102,35 +102,6 @@ export function staticSchemas(): Json {
       additionalProperties: false,
       properties: { provider: str(), code: str('The `code` query parameter of the redirect.'), state: str('The `state` query parameter of the redirect.') },
     },
-    Event: {
-      type: 'object',
-      description: 'Event envelope of the platform event log.',
-      required: ['id', 'type', 'occurredAt', 'tenantId', 'projectId', 'publicationVersion', 'correlationId', 'data'],
-      properties: {
-        id: str(),
-        type: str('Dotted event type name, e.g. `entity.Order.created`.'),
-        occurredAt: dateTimeSchema(),
-        tenantId: str(),
-        projectId: str(),
-        publicationVersion: { type: 'integer', format: 'int64' },
-        correlationId: str(),
-        data: { type: 'object', description: 'Event-specific fields (entity change events carry identity and changed field names, never values).' },
-      },
-    },
-    EventSingle: singleEnvelope(schemaRef('Event')),
-    EventList: listEnvelope(schemaRef('Event')),
-    EventFilter: {
-      type: 'object',
-      description: 'Event filter, sent as JSON in the `filter` query parameter.',
-      additionalProperties: false,
-      properties: {
-        type: str('Event type (exact dotted name).'),
-        entity: str('Entity name.'),
-        since: { ...dateTimeSchema(), description: 'Events at or after this instant.' },
-        until: { ...dateTimeSchema(), description: 'Events before this instant.' },
-        correlationId: str(),
-      },
-    },
     ...apiKeySchemas(),
     ...usageSchemas(),
     ...stepUpSchemas(),
@@ -145,10 +116,6 @@ export function staticParameters(): Json {
   return {
     SessionId: { name: 'sessionId', in: 'path', required: true, description: 'Session id.', schema: { type: 'string' } },
     EventId: { name: 'id', in: 'path', required: true, description: 'Event id.', schema: { type: 'string' } },
-    EventFilter: {
-      name: 'filter', in: 'query', required: false, description: 'Event filter JSON (`type`, `entity`, `since`, `until`, `correlationId`).',
-      schema: { type: 'string', contentMediaType: 'application/json', contentSchema: schemaRef('EventFilter') },
-    },
     ...apiKeyParameters(),
     ...usageParameters(),
     ...stepUpParameters(),
@@ -169,9 +136,6 @@ const STATIC_OPS: StaticOp[] = [
   { method: 'delete', path: '/identity/sessions/{sessionId}', operationId: 'Identity.Sessions.Revoke', tag: 'Identity', summary: 'Revoke a session of the calling subject', params: ['SessionId'], status: 204, errors: [400, 401, 403, 404] },
   { method: 'post', path: '/identity/federation/start', operationId: 'Identity.Federation.Start', tag: 'Identity', summary: 'Start an OpenID Connect login with a provider configured for the project', open: true, body: 'IdentityFederationStartInput', status: 200, response: 'IdentityFederationStarted', noStore: true, errors: [400, 404, 422] },
   { method: 'post', path: '/identity/federation/callback', operationId: 'Identity.Federation.Callback', tag: 'Identity', summary: 'Finish an OpenID Connect login: exchange the code, verify the ID token, open a session', open: true, body: 'IdentityFederationCallbackInput', status: 200, response: 'IdentityTokens', noStore: true, errors: [400, 401, 404, 422] },
-  { method: 'get', path: '/events', operationId: 'Events.List', tag: 'Events', auth: 'admin', summary: 'Page through the event log', params: ['EventFilter', 'PageSize', 'Cursor'], status: 200, response: 'EventList', errors: [400, 401, 403, 422, 429] },
-  { method: 'get', path: '/events/tail', operationId: 'Events.Tail', tag: 'Events', auth: 'admin', summary: 'Follow the event log as Server-Sent Events (`event: service.event`, `data`: the event envelope; resume with Last-Event-ID)', params: ['LastEventIdHeader', 'LastEventIdQuery'], status: 200, stream: true, sse: { event: 'service.event', data: 'Event' }, errors: [401, 403, 422] },
-  { method: 'get', path: '/events/{id}', operationId: 'Events.Read', tag: 'Events', auth: 'admin', summary: 'Read one event', params: ['EventId'], status: 200, response: 'EventSingle', errors: [400, 401, 403, 404] },
 ];
 
 function security(s: StaticOp): Json[] | undefined {
@@ -241,7 +205,6 @@ export function staticPaths(): Array<{ path: string; method: string; operation: 
 export const STATIC_TAGS = [
   { name: 'Identity', description: 'Project identity: registration, login, tokens, sessions.' },
   ...IDENTITY_MANAGEMENT_TAGS,
-  { name: 'Events', description: 'The project\'s event log.' },
   ...EVENTS_OUT_TAGS,
   ...EXPLAINABILITY_TAGS,
   ...CONTROL_PLANE_TAGS,
