@@ -11,8 +11,6 @@ import { REALTIME_SPECS } from '../../runtime/operations/realtime/index.js';
 import { QUOTA_SPECS as Q, USAGE_SPECS } from '../../runtime/operations/usage/index.js';
 import { INBOUND_WEBHOOK_SPECS } from '../../runtime/operations/webhooks/inbound.js';
 import { WEBHOOK_DIAGNOSTICS_SPECS } from '../../runtime/operations/webhooks/diagnostics.js';
-import { OUTBOUND_WEBHOOK_SPECS as OW } from '../../runtime/operations/webhooks/outbound.js';
-import { REPLAY_SPECS } from '../../runtime/operations/webhooks/replay.js';
 import { EXPLAIN_ACCESS_READ_SPEC } from '../../runtime/operations/explainability/access-read.js';
 import { EXPLAIN_API_SURFACE_SPEC } from '../../runtime/operations/explainability/api-surface.js';
 import { EXPLAIN_PUBLICATION_SPECS as XP } from '../../runtime/operations/explainability/publication.js';
@@ -38,22 +36,6 @@ export interface StaticRoute {
 }
 
 const I = IDENTITY_SPECS as Record<string, OperationSpec>;
-
-/** Outbound webhooks' routes, as tails under each of WEBHOOK_BASES: one list, so `/api/Webhook` cannot drift from `/api/webhooks`. */
-const OUTBOUND_WEBHOOK_ROUTES: ReadonlyArray<{ method: Method; tail: string; spec: OperationSpec }> = [
-  { method: 'GET', tail: 'endpoints', spec: OW.list },
-  { method: 'POST', tail: 'endpoints', spec: OW.create },
-  { method: 'GET', tail: 'endpoints/:id', spec: OW.read },
-  { method: 'PUT', tail: 'endpoints/:id', spec: OW.replace },
-  { method: 'PATCH', tail: 'endpoints/:id', spec: OW.patch },
-  { method: 'DELETE', tail: 'endpoints/:id', spec: OW.delete },
-  { method: 'POST', tail: 'endpoints/:id/rotate-secret', spec: OW.rotateSecret },
-  { method: 'GET', tail: 'endpoints/:endpointId/deliveries', spec: OW.endpointDeliveries },
-  { method: 'GET', tail: 'deliveries', spec: OW.deliveries },
-  { method: 'POST', tail: 'deliveries/:deliveryId/replay', spec: REPLAY_SPECS.delivery },
-];
-/** `webhooks` and its `Webhook` alias (the spec's resource name). */
-const WEBHOOK_BASES = ['webhooks', 'Webhook'] as const;
 
 /** The routes of declared operations, as their contracts name them (runtime/operations/catalog.ts). */
 // A WebSocket upgrade (Realtime.Connect) is registered by the realtime adapter (server.ts), not this table.
@@ -145,12 +127,6 @@ export const STATIC_ROUTES: StaticRoute[] = [
   { method: 'GET', path: 'SchemaTransition/:id', spec: SCHEMA_TRANSITION_SPECS.read },
   { method: 'POST', path: 'SchemaTransition/:id/execute', spec: SCHEMA_TRANSITION_SPECS.execute },
   { method: 'POST', path: 'SchemaTransition/:id/rollback', spec: SCHEMA_TRANSITION_SPECS.rollback },
-
-  { method: 'POST', path: 'events/:id/replay', spec: REPLAY_SPECS.event },
-  { method: 'POST', path: 'Event/:id/replay', spec: REPLAY_SPECS.event },
-
-  ...WEBHOOK_BASES.flatMap((base) => OUTBOUND_WEBHOOK_ROUTES.map((r) => ({ method: r.method, path: `${base}/${r.tail}`, spec: r.spec }))),
-  { method: 'POST', path: 'CredentialReveal/:revealTokenId/reveal', spec: OW.reveal },
 
   { method: 'POST', path: 'identity/register', spec: I['Identity.Register']! },
   { method: 'POST', path: 'identity/login', spec: I['Identity.Login']! },

@@ -2,6 +2,8 @@ import { BRANCH_SPECS } from './control/branches.js';
 import { SANDBOX_SPECS } from './control/sandboxes.js';
 import { EVENT_SPECS } from './control/events.js';
 import { AUDIT_SPECS } from './control/audit.js';
+import { CREDENTIAL_REVEAL_SPEC, OUTBOUND_WEBHOOK_SPECS } from './webhooks/outbound.js';
+import { REPLAY_SPECS } from './webhooks/replay.js';
 import type { DeclaredSpec } from './types.js';
 
 /**
@@ -34,6 +36,9 @@ export const PLATFORM_OPERATIONS: readonly DeclaredSpec[] = [
 
   // Events, webhooks (outbound, inbound, diagnostics, replay), realtime, audit.
   ...Object.values(EVENT_SPECS),
+  ...Object.values(REPLAY_SPECS),
+  ...Object.values(OUTBOUND_WEBHOOK_SPECS),
+  CREDENTIAL_REVEAL_SPEC,
   ...Object.values(AUDIT_SPECS),
 
 

@@ -115,7 +115,6 @@ export function staticSchemas(): Json {
 export function staticParameters(): Json {
   return {
     SessionId: { name: 'sessionId', in: 'path', required: true, description: 'Session id.', schema: { type: 'string' } },
-    EventId: { name: 'id', in: 'path', required: true, description: 'Event id.', schema: { type: 'string' } },
     ...apiKeyParameters(),
     ...usageParameters(),
     ...stepUpParameters(),

@@ -12,7 +12,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export const EVENTS_TAG: TagDecl = { name: 'Events', description: 'The project\'s event log.' };
 
-type EventContract = Omit<OperationContract, 'tag' | 'metering' | 'stability'>;
+type EventContract = Omit<OperationContract, 'tag' | 'metering' | 'stability'> & Partial<Pick<OperationContract, 'metering'>>;
 
 /**
  * The event log of a project. Admin only: events name every row id of the
