@@ -9,8 +9,6 @@ import { TENANT_SPECS } from '../../runtime/operations/control/tenants.js';
 import { IDENTITY_SPECS, MFA_SPECS, STEP_UP_SPECS } from '../../runtime/operations/identity/index.js';
 import { REALTIME_SPECS } from '../../runtime/operations/realtime/index.js';
 import { QUOTA_SPECS as Q, USAGE_SPECS } from '../../runtime/operations/usage/index.js';
-import { INBOUND_WEBHOOK_SPECS } from '../../runtime/operations/webhooks/inbound.js';
-import { WEBHOOK_DIAGNOSTICS_SPECS } from '../../runtime/operations/webhooks/diagnostics.js';
 import { EXPLAIN_ACCESS_READ_SPEC } from '../../runtime/operations/explainability/access-read.js';
 import { EXPLAIN_API_SURFACE_SPEC } from '../../runtime/operations/explainability/api-surface.js';
 import { EXPLAIN_PUBLICATION_SPECS as XP } from '../../runtime/operations/explainability/publication.js';
@@ -193,19 +191,7 @@ export const STATIC_ROUTES: StaticRoute[] = [
   { method: 'GET', path: 'Explainability/projectRuntime', spec: XP.projectRuntime },
   { method: 'GET', path: 'Explainability/project-runtime', spec: XP.projectRuntime },
   { method: 'GET', path: 'Explainability/authoredPublication', spec: XP.authoredPublication },
-
-  { method: 'GET', path: 'webhooks/receivers', spec: INBOUND_WEBHOOK_SPECS.list },
-  { method: 'POST', path: 'webhooks/receivers', spec: INBOUND_WEBHOOK_SPECS.create },
-  { method: 'GET', path: 'webhooks/receivers/:id', spec: INBOUND_WEBHOOK_SPECS.read },
-  { method: 'PUT', path: 'webhooks/receivers/:id', spec: INBOUND_WEBHOOK_SPECS.update },
-  { method: 'DELETE', path: 'webhooks/receivers/:id', spec: INBOUND_WEBHOOK_SPECS.delete },
-  { method: 'GET', path: 'webhooks/diagnostics', spec: WEBHOOK_DIAGNOSTICS_SPECS.diagnostics },
-  // Public: signature-verified over the raw body, no bearer.
-  { method: 'POST', path: 'webhooks/inbound/:publicReceiverKey', spec: INBOUND_WEBHOOK_SPECS.receive },
 ];
-
-// router.ts tries literal segments before parameters, so this alias never shadows `webhooks/<name>` routes.
-STATIC_ROUTES.push({ method: 'POST', path: 'webhooks/:publicReceiverKey', spec: INBOUND_WEBHOOK_SPECS.receiveAlias });
 
 /** Two routes with one method and path would leave one unreachable: refused when the table loads. */
 const seen = new Set<string>();

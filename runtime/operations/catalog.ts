@@ -4,6 +4,8 @@ import { EVENT_SPECS } from './control/events.js';
 import { AUDIT_SPECS } from './control/audit.js';
 import { CREDENTIAL_REVEAL_SPEC, OUTBOUND_WEBHOOK_SPECS } from './webhooks/outbound.js';
 import { REPLAY_SPECS } from './webhooks/replay.js';
+import { INBOUND_WEBHOOK_SPECS } from './webhooks/inbound.js';
+import { WEBHOOK_DIAGNOSTICS_SPECS } from './webhooks/diagnostics.js';
 import type { DeclaredSpec } from './types.js';
 
 /**
@@ -39,6 +41,8 @@ export const PLATFORM_OPERATIONS: readonly DeclaredSpec[] = [
   ...Object.values(REPLAY_SPECS),
   ...Object.values(OUTBOUND_WEBHOOK_SPECS),
   CREDENTIAL_REVEAL_SPEC,
+  ...Object.values(INBOUND_WEBHOOK_SPECS),
+  ...Object.values(WEBHOOK_DIAGNOSTICS_SPECS),
   ...Object.values(AUDIT_SPECS),
 
 

@@ -11,16 +11,11 @@ import type { StaticOp } from './openapi-static-op.js';
 
 export { EVENTS_OUT_SCHEMA_NAMES, eventsOutSchemas } from './openapi-events-out-schemas.js';
 
-const path = (name: string, description: string, schema: Json = { type: 'string' }): Json => ({ name, in: 'path', required: true, description, schema });
 const query = (name: string, description: string, schema: Json, required = false): Json => ({ name, in: 'query', required, description, schema });
 const header = (name: string, description: string, schema: Json, required = false): Json => ({ name, in: 'header', required, description, schema });
-const UUID: Json = { type: 'string', format: 'uuid' };
 
 export function eventsOutParameters(): Json {
   return {
-    ReceiverId: path('id', 'Webhook receiver id.', UUID),
-    PublicReceiverKey: path('publicReceiverKey', 'The receiver\'s `publicReceiverKey`.', { type: 'string', pattern: '^whr_[A-Za-z0-9_-]{32}$' }),
-    ServiceSignature: header('Service-Signature', '`t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>` (several `v1` allowed; `t` within ±300 s).', { type: 'string' }, true),
     RealtimeEntity: query('entity', 'Entity whose row changes to follow (needs `entity:<Entity>:read`).', { type: 'string', minLength: 1 }, true),
     RealtimeFilter: query('filter', 'Entity filter JSON (as on list routes), evaluated server-side on the current row.', {
       type: 'string', contentMediaType: 'application/json', contentSchema: schemaRef('Filter'),
@@ -37,22 +32,8 @@ export function eventsOutParameters(): Json {
   };
 }
 
-const WH = 'Webhooks';
-const rc = '/webhooks/receivers';
-/** Scope resolution (404), missing scope headers or a bad query/body (422); 503 (default) when the feature is not running on the node. */
-const ADMIN_ERRORS = [401, 403, 404, 422];
-const SIGNED = 'Same signature scheme as outbound deliveries. See docs/webhooks-inbound.md. 401 `Webhook.SignatureInvalid`/`Webhook.SignatureExpired`; 404 unknown key; 422 malformed payload; a repeated `id` answers 202 with `duplicate: true`.';
 
 export const EVENTS_OUT_OPS: StaticOp[] = [
-  { method: 'get', path: rc, operationId: 'Webhooks.Receivers.List', tag: WH, auth: 'admin', summary: 'List the project\'s inbound webhook receivers', status: 200, response: 'WebhookReceiverList', errors: ADMIN_ERRORS },
-  { method: 'post', path: rc, operationId: 'Webhooks.Receivers.Create', tag: WH, auth: 'admin', summary: 'Create an inbound webhook receiver (generated secret: one-time reveal via `revealTokenId`)', body: 'WebhookReceiverInput', status: 201, response: 'WebhookReceiverWithRevealSingle', errors: [...ADMIN_ERRORS, 413] },
-  { method: 'get', path: `${rc}/{id}`, operationId: 'Webhooks.Receivers.Read', tag: WH, auth: 'admin', summary: 'Read an inbound webhook receiver', params: ['ReceiverId'], status: 200, response: 'WebhookReceiverSingle', errors: ADMIN_ERRORS },
-  { method: 'put', path: `${rc}/{id}`, operationId: 'Webhooks.Receivers.Update', tag: WH, auth: 'admin', summary: 'Rename a receiver or replace its signing secret', params: ['ReceiverId'], body: 'WebhookReceiverUpdate', status: 200, response: 'WebhookReceiverSingle', errors: [...ADMIN_ERRORS, 413] },
-  { method: 'delete', path: `${rc}/{id}`, operationId: 'Webhooks.Receivers.Delete', tag: WH, auth: 'admin', summary: 'Delete an inbound webhook receiver', params: ['ReceiverId'], status: 204, errors: ADMIN_ERRORS },
-  { method: 'get', path: '/webhooks/diagnostics', operationId: 'Webhooks.Diagnostics', tag: WH, auth: 'admin', summary: 'Counts per webhook table and state, and the last failed webhook calls', status: 200, response: 'WebhookDiagnostics', errors: ADMIN_ERRORS },
-  { method: 'post', path: '/webhooks/inbound/{publicReceiverKey}', operationId: 'Webhooks.Inbound.Receive', tag: WH, auth: 'public', unscoped: true, summary: 'Deliver a signed message to a receiver (public; no bearer)', description: SIGNED, params: ['PublicReceiverKey', 'ServiceSignature'], body: 'InboundWebhookMessage', status: 202, response: 'InboundReceipt', errors: [401, 404, 413, 422] },
-  { method: 'post', path: '/webhooks/{publicReceiverKey}', operationId: 'Webhooks.Inbound.ReceiveAlias', tag: WH, auth: 'public', unscoped: true, summary: 'Alias of `/webhooks/inbound/{publicReceiverKey}`', description: SIGNED, params: ['PublicReceiverKey', 'ServiceSignature'], body: 'InboundWebhookMessage', status: 202, response: 'InboundReceipt', errors: [401, 404, 413, 422] },
-
   {
     method: 'get', path: '/realtime', operationId: 'Realtime.Connect', tag: 'Realtime', unscoped: true, upgrade: true,
     summary: 'Open a realtime WebSocket (row change subscriptions)',
@@ -72,6 +53,5 @@ export const EVENTS_OUT_OPS: StaticOp[] = [
 ];
 
 export const EVENTS_OUT_TAGS = [
-  { name: 'Webhooks', description: 'Outbound webhook endpoints and deliveries, replay, inbound receivers (docs/webhooks.md, docs/webhooks-inbound.md).' },
   { name: 'Realtime', description: 'Row change subscriptions over WebSocket or SSE (docs/realtime.md).' },
 ];

@@ -1,6 +1,7 @@
 import { PLATFORM_SCHEMA, quoteIdent, type SqlExecutor } from '../../../storage/index.js';
 import { single } from '../envelopes.js';
-import { noGrants, type OperationSpec } from '../types.js';
+import { INBOUND_SCHEMAS } from './inbound-schemas.js';
+import { webhookOp } from './webhook-op.js';
 
 const S = PLATFORM_SCHEMA;
 
@@ -45,12 +46,11 @@ export const WEBHOOK_DIAGNOSTICS_SPECS = {
    * tables (receivers, receipts; endpoints and deliveries by state when the
    * outbound tables exist) and the last failed webhook calls from audit.
    */
-  diagnostics: {
-    id: 'Webhooks.Diagnostics',
-    authn: 'admin',
-    scope: 'project',
-    grants: noGrants,
-    execute: async (ctx) => {
+  diagnostics: webhookOp('Webhooks.Diagnostics', {
+    summary: 'Counts per webhook table and state, and the last failed webhook calls',
+    routes: [{ method: 'GET', path: 'webhooks/diagnostics' }],
+    output: { status: 200, body: INBOUND_SCHEMAS.WebhookDiagnostics },
+  }, async (ctx) => {
       const db = ctx.services.db;
       const projectId = ctx.scope!.project.id;
       const tables = await webhookTables(db);
@@ -64,7 +64,7 @@ export const WEBHOOK_DIAGNOSTICS_SPECS = {
          FROM ${S}.audit WHERE project_id = $1 AND left(operation_id, 9) = 'Webhooks.' AND status >= 400 ORDER BY seq DESC LIMIT 20`,
         [projectId],
       );
-      return single(ctx, { counts, lastErrors: errors.rows.map((e) => ({ ...e, status: Number(e.status) })) });
-    },
-  } satisfies OperationSpec,
+      // `at` as the JSON answer carries it (the driver may hand a Date).
+      return single(ctx, { counts, lastErrors: errors.rows.map((e) => ({ ...e, at: new Date(e.at).toISOString(), status: Number(e.status) })) });
+  }),
 };
