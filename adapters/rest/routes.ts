@@ -7,7 +7,6 @@ import { GOVERNANCE_SPECS } from '../../runtime/operations/control/governance.js
 import { SCHEMA_SPECS } from '../../runtime/operations/control/schema.js';
 import { TENANT_SPECS } from '../../runtime/operations/control/tenants.js';
 import { IDENTITY_SPECS, MFA_SPECS, STEP_UP_SPECS } from '../../runtime/operations/identity/index.js';
-import { REALTIME_SPECS } from '../../runtime/operations/realtime/index.js';
 import { QUOTA_SPECS as Q, USAGE_SPECS } from '../../runtime/operations/usage/index.js';
 import { EXPLAIN_ACCESS_READ_SPEC } from '../../runtime/operations/explainability/access-read.js';
 import { EXPLAIN_API_SURFACE_SPEC } from '../../runtime/operations/explainability/api-surface.js';
@@ -152,9 +151,6 @@ export const STATIC_ROUTES: StaticRoute[] = [
   { method: 'PUT', path: 'IdentityManagement/subjects/:id/claims', spec: I['IdentityManagement.Subjects.PutClaims']! },
   { method: 'POST', path: 'IdentityManagement/subjects/:id/deactivate', spec: I['IdentityManagement.Subjects.Deactivate']! },
   { method: 'GET', path: 'IdentityManagement/memberships', spec: I['IdentityManagement.Memberships.List']! },
-
-  { method: 'GET', path: 'realtime/sse', spec: REALTIME_SPECS.sse },
-  { method: 'POST', path: 'realtime/token', spec: REALTIME_SPECS.token },
 
   { method: 'POST', path: 'operations/:operation', spec: notFoundSpec('Operation.Unknown', 'no custom operation with this name') },
 

@@ -6,6 +6,7 @@ import { CREDENTIAL_REVEAL_SPEC, OUTBOUND_WEBHOOK_SPECS } from './webhooks/outbo
 import { REPLAY_SPECS } from './webhooks/replay.js';
 import { INBOUND_WEBHOOK_SPECS } from './webhooks/inbound.js';
 import { WEBHOOK_DIAGNOSTICS_SPECS } from './webhooks/diagnostics.js';
+import { REALTIME_SPECS } from './realtime/index.js';
 import type { DeclaredSpec } from './types.js';
 
 /**
@@ -43,6 +44,9 @@ export const PLATFORM_OPERATIONS: readonly DeclaredSpec[] = [
   CREDENTIAL_REVEAL_SPEC,
   ...Object.values(INBOUND_WEBHOOK_SPECS),
   ...Object.values(WEBHOOK_DIAGNOSTICS_SPECS),
+  REALTIME_SPECS.connect,
+  REALTIME_SPECS.sse,
+  REALTIME_SPECS.token,
   ...Object.values(AUDIT_SPECS),
 
 

@@ -1,8 +1,8 @@
 /**
  * The non-entity routes of a project's REST surface that the document also
- * describes: identity entrypoint and the event log here; API keys in
- * openapi-api-keys.ts; webhooks, realtime
- * and audit in openapi-events-out.ts, assembled with them below.
+ * describes: identity entrypoint here; API keys in openapi-api-keys.ts; the
+ * others assembled with them below. The event log, webhooks, realtime and
+ * audit are declared operations (runtime/operations/catalog.ts).
  */
 import type { StaticOp } from './openapi-static-op.js';
 import {
@@ -13,7 +13,6 @@ import { API_KEY_OPS, API_KEY_SCHEMA_NAMES, apiKeyParameters, apiKeySchemas } fr
 import { USAGE_OPS, USAGE_SCHEMA_NAMES, usageParameters, usageSchemas } from './openapi-usage.js';
 import { STEP_UP_OPS, STEP_UP_SCHEMA_NAMES, stepUpParameters, stepUpSchemas } from './openapi-step-up.js';
 import { EXPLAINABILITY_OPS, EXPLAINABILITY_SCHEMA_NAMES, EXPLAINABILITY_TAGS, explainabilityParameters, explainabilitySchemas } from './openapi-explainability.js';
-import { EVENTS_OUT_OPS, EVENTS_OUT_SCHEMA_NAMES, EVENTS_OUT_TAGS, eventsOutParameters, eventsOutSchemas } from './openapi-events-out.js';
 import {
   IDENTITY_MANAGEMENT_OPS, IDENTITY_MANAGEMENT_SCHEMA_NAMES, IDENTITY_MANAGEMENT_TAGS, identityManagementParameters, identityManagementSchemas,
 } from './openapi-identity-management.js';
@@ -21,7 +20,7 @@ import { CONTROL_PLANE_OPS, CONTROL_PLANE_SCHEMA_NAMES, CONTROL_PLANE_TAGS, cont
 
 export const STATIC_SCHEMA_NAMES = [
   'IdentityCredentials', 'IdentityRegistered', 'IdentityRefreshInput', 'IdentityTokens', 'IdentityMe', 'IdentitySession',
-  'IdentitySessionList', 'IdentityFederationStartInput', 'IdentityFederationStarted', 'IdentityFederationCallbackInput', ...EVENTS_OUT_SCHEMA_NAMES,
+  'IdentitySessionList', 'IdentityFederationStartInput', 'IdentityFederationStarted', 'IdentityFederationCallbackInput',
   ...IDENTITY_MANAGEMENT_SCHEMA_NAMES, ...API_KEY_SCHEMA_NAMES, ...USAGE_SCHEMA_NAMES, ...STEP_UP_SCHEMA_NAMES, ...EXPLAINABILITY_SCHEMA_NAMES,
   ...CONTROL_PLANE_SCHEMA_NAMES,
 ] as const;
@@ -106,7 +105,6 @@ export function staticSchemas(): Json {
     ...usageSchemas(),
     ...stepUpSchemas(),
     ...explainabilitySchemas(),
-    ...eventsOutSchemas(),
     ...identityManagementSchemas(),
     ...controlPlaneSchemas(),
   };
@@ -119,7 +117,6 @@ export function staticParameters(): Json {
     ...usageParameters(),
     ...stepUpParameters(),
     ...explainabilityParameters(),
-    ...eventsOutParameters(),
     ...identityManagementParameters(),
     ...controlPlaneParameters(),
   };
@@ -184,8 +181,6 @@ export function staticPaths(): Array<{ path: string; method: string; operation: 
 
     ...STEP_UP_OPS,
 
-    ...EVENTS_OUT_OPS,
-
     ...EXPLAINABILITY_OPS,
 
     ...CONTROL_PLANE_OPS,
@@ -204,7 +199,6 @@ export function staticPaths(): Array<{ path: string; method: string; operation: 
 export const STATIC_TAGS = [
   { name: 'Identity', description: 'Project identity: registration, login, tokens, sessions.' },
   ...IDENTITY_MANAGEMENT_TAGS,
-  ...EVENTS_OUT_TAGS,
   ...EXPLAINABILITY_TAGS,
   ...CONTROL_PLANE_TAGS,
 ];
