@@ -51,20 +51,20 @@ export const WEBHOOK_DIAGNOSTICS_SPECS = {
     routes: [{ method: 'GET', path: 'webhooks/diagnostics' }],
     output: { status: 200, body: INBOUND_SCHEMAS.WebhookDiagnostics },
   }, async (ctx) => {
-      const db = ctx.services.db;
-      const projectId = ctx.scope!.project.id;
-      const tables = await webhookTables(db);
-      const counts: Record<string, Record<string, number>> = {};
-      for (const t of [...tables.values()].sort((a, b) => a.table.localeCompare(b.table))) {
-        const c = await countByState(db, t, projectId);
-        if (c !== null) counts[t.table.slice('webhook_'.length)] = c;
-      }
-      const errors = await db.query<{ at: string; correlationId: string; operationId: string; reasonCode: string; status: number }>(
-        `SELECT at, correlation_id AS "correlationId", operation_id AS "operationId", reason_code AS "reasonCode", status
-         FROM ${S}.audit WHERE project_id = $1 AND left(operation_id, 9) = 'Webhooks.' AND status >= 400 ORDER BY seq DESC LIMIT 20`,
-        [projectId],
-      );
-      // `at` as the JSON answer carries it (the driver may hand a Date).
-      return single(ctx, { counts, lastErrors: errors.rows.map((e) => ({ ...e, at: new Date(e.at).toISOString(), status: Number(e.status) })) });
+    const db = ctx.services.db;
+    const projectId = ctx.scope!.project.id;
+    const tables = await webhookTables(db);
+    const counts: Record<string, Record<string, number>> = {};
+    for (const t of [...tables.values()].sort((a, b) => a.table.localeCompare(b.table))) {
+      const c = await countByState(db, t, projectId);
+      if (c !== null) counts[t.table.slice('webhook_'.length)] = c;
+    }
+    const errors = await db.query<{ at: string; correlationId: string; operationId: string; reasonCode: string; status: number }>(
+      `SELECT at, correlation_id AS "correlationId", operation_id AS "operationId", reason_code AS "reasonCode", status
+       FROM ${S}.audit WHERE project_id = $1 AND left(operation_id, 9) = 'Webhooks.' AND status >= 400 ORDER BY seq DESC LIMIT 20`,
+      [projectId],
+    );
+    // `at` as the JSON answer carries it (the driver may hand a Date).
+    return single(ctx, { counts, lastErrors: errors.rows.map((e) => ({ ...e, at: new Date(e.at).toISOString(), status: Number(e.status) })) });
   }),
 };

@@ -8,10 +8,10 @@ import { checkTarget, parseTargetUrl } from '../../webhooks/outbound/url-guard.j
 import { list, noContent, single } from '../envelopes.js';
 import { noGrants, type DeclaredSpec, type OperationContext } from '../types.js';
 import { CONTROL_PLANE_UNMETERED, type ReasonDecl } from '../contract/index.js';
-import { OUTBOUND_SCHEMAS as S, DELIVERY_STATES } from './outbound-schemas.js';
+import { OUTBOUND_SCHEMAS as O, DELIVERY_STATES } from './outbound-schemas.js';
 import { ADMIN_ERRORS, underBothBases, webhookOp, WEBHOOKS_TAG } from './webhook-op.js';
 
-const P = PLATFORM_SCHEMA;
+const S = PLATFORM_SCHEMA;
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Retry policy bounds: maxAttempts 1..20 (default 10); baseDelaySeconds 0..3600, fractional allowed (default 1). */
@@ -95,7 +95,7 @@ async function readEndpoint(ctx: OperationContext, body: unknown, prev: Endpoint
 
 async function loadEndpoint(db: SqlExecutor, projectId: string, id: string | undefined, lock = false): Promise<EndpointRow> {
   const row = id !== undefined && UUID.test(id)
-    ? (await db.query<EndpointRow>(`SELECT ${COLS} FROM ${P}.webhook_endpoints WHERE id = $1 AND project_id = $2${lock ? ' FOR UPDATE' : ''}`, [id, projectId])).rows[0]
+    ? (await db.query<EndpointRow>(`SELECT ${COLS} FROM ${S}.webhook_endpoints WHERE id = $1 AND project_id = $2${lock ? ' FOR UPDATE' : ''}`, [id, projectId])).rows[0]
     : undefined;
   if (row === undefined) throw notFound('Webhook.EndpointNotFound', 'webhook endpoint not found');
   return row;
@@ -119,7 +119,7 @@ async function update(ctx: OperationContext, patch: boolean) {
     let revealTokenId: string | null = null;
     if (input.signingSecret !== null) ({ secretId, revealTokenId } = await storeSecret(ctx, tx, input.signingSecret));
     const row = (await tx.query<EndpointRow>(
-      `UPDATE ${P}.webhook_endpoints SET url = $3, description = $4, event_type_filter = $5, filter = $6::jsonb, max_attempts = $7, base_delay_ms = $8, secret_id = $9, updated_at = now()
+      `UPDATE ${S}.webhook_endpoints SET url = $3, description = $4, event_type_filter = $5, filter = $6::jsonb, max_attempts = $7, base_delay_ms = $8, secret_id = $9, updated_at = now()
        WHERE id = $1 AND project_id = $2 RETURNING ${COLS}`,
       [prev.id, projectId, input.url, input.description, input.eventTypeFilter, input.filter === null ? null : JSON.stringify(input.filter), input.maxAttempts, input.baseDelayMs, secretId],
     )).rows[0];
@@ -153,7 +153,7 @@ async function listDeliveries(ctx: OperationContext, endpointId: string | null) 
   const state = ctx.inv.query.get('state');
   if (state !== undefined && !DELIVERY_STATES.includes(state)) throw validationFailed('Webhook.InvalidState', 'state must be a delivery state', 'state');
   const rows = (await ctx.services.db.query<DeliveryRow>(
-    `SELECT ${DCOLS} FROM ${P}.webhook_deliveries WHERE project_id = $1 AND ($2::uuid IS NULL OR endpoint_id = $2) AND ($3::text IS NULL OR state = $3)
+    `SELECT ${DCOLS} FROM ${S}.webhook_deliveries WHERE project_id = $1 AND ($2::uuid IS NULL OR endpoint_id = $2) AND ($3::text IS NULL OR state = $3)
      ORDER BY created_at DESC, id LIMIT ${size}`,
     [ctx.scope!.project.id, endpointId, state ?? null],
   )).rows;
@@ -167,10 +167,10 @@ async function listDeliveries(ctx: OperationContext, endpointId: string | null) 
  */
 export async function scheduleDelivery(ctx: OperationContext, endpointId: string, event: { id: string; type: string; payload: unknown }): Promise<DeliveryRow> {
   const row = (await ctx.services.db.query<DeliveryRow>(
-    `INSERT INTO ${P}.webhook_deliveries AS d (id, project_id, endpoint_id, event_id, event_type, payload, state, attempt_limit)
-     SELECT $1, $2, ep.id, $4, $5, $6::jsonb, 'Pending', ep.max_attempts FROM ${P}.webhook_endpoints ep WHERE ep.id = $3 AND ep.project_id = $2
+    `INSERT INTO ${S}.webhook_deliveries AS d (id, project_id, endpoint_id, event_id, event_type, payload, state, attempt_limit)
+     SELECT $1, $2, ep.id, $4, $5, $6::jsonb, 'Pending', ep.max_attempts FROM ${S}.webhook_endpoints ep WHERE ep.id = $3 AND ep.project_id = $2
      ON CONFLICT (endpoint_id, event_id) DO UPDATE SET state = 'Pending', next_attempt_at = now(), updated_at = now(), held_reason = NULL,
-       attempt_limit = jsonb_array_length(d.attempts) + (SELECT max_attempts FROM ${P}.webhook_endpoints WHERE id = d.endpoint_id)
+       attempt_limit = jsonb_array_length(d.attempts) + (SELECT max_attempts FROM ${S}.webhook_endpoints WHERE id = d.endpoint_id)
      WHERE d.state <> 'Claimed' OR d.claimed_until < now()
      RETURNING ${DCOLS}`,
     [randomUUID(), ctx.scope!.project.id, endpointId, event.id, event.type, JSON.stringify(event.payload)],
@@ -195,22 +195,22 @@ const DELIVERIES = 'Recent deliveries of the project, newest first';
 /** `/api/webhooks/…` and `/api/Webhook/…` (docs/webhooks.md). */
 export const OUTBOUND_WEBHOOK_SPECS = {
   list: webhookOp('Webhooks.Endpoints.List', {
-    summary: LIST, routes: underBothBases('GET', 'endpoints', LIST), output: { status: 200, body: S.WebhookEndpointList },
+    summary: LIST, routes: underBothBases('GET', 'endpoints', LIST), output: { status: 200, body: O.WebhookEndpointList },
   }, async (ctx) => {
-    const rows = (await ctx.services.db.query<EndpointRow>(`SELECT ${COLS} FROM ${P}.webhook_endpoints WHERE project_id = $1 ORDER BY created_at, id`, [ctx.scope!.project.id])).rows;
+    const rows = (await ctx.services.db.query<EndpointRow>(`SELECT ${COLS} FROM ${S}.webhook_endpoints WHERE project_id = $1 ORDER BY created_at, id`, [ctx.scope!.project.id])).rows;
     return list(ctx, rows.map(endpointRecord), { number: 1, size: rows.length, totalCount: rows.length });
   }),
   create: webhookOp('Webhooks.Endpoints.Create', {
     summary: CREATE, routes: underBothBases('POST', 'endpoints', CREATE),
     description: 'Without `signingSecret` the platform generates one and the answer carries `revealTokenId` (see `/CredentialReveal/{revealTokenId}/reveal`).',
-    body: S.WebhookEndpointInput, reasons: ENDPOINT_REASONS,
-    output: { status: 201, body: S.WebhookEndpointWithRevealSingle }, errors: [...ADMIN_ERRORS, 413],
+    body: O.WebhookEndpointInput, reasons: ENDPOINT_REASONS,
+    output: { status: 201, body: O.WebhookEndpointWithRevealSingle }, errors: [...ADMIN_ERRORS, 413],
   }, async (ctx) => {
     const input = await readEndpoint(ctx, ctx.inv.body, null, false);
     const { row, revealTokenId } = await ctx.services.db.transaction(async (tx) => {
       const { secretId, revealTokenId } = await storeSecret(ctx, tx, input.signingSecret);
       const row = (await tx.query<EndpointRow>(
-        `INSERT INTO ${P}.webhook_endpoints (id, tenant_id, project_id, url, description, event_type_filter, filter, max_attempts, base_delay_ms, secret_id)
+        `INSERT INTO ${S}.webhook_endpoints (id, tenant_id, project_id, url, description, event_type_filter, filter, max_attempts, base_delay_ms, secret_id)
          VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8, $9, $10) RETURNING ${COLS}`,
         [randomUUID(), ctx.scope!.tenant.id, ctx.scope!.project.id, input.url, input.description, input.eventTypeFilter, input.filter === null ? null : JSON.stringify(input.filter), input.maxAttempts, input.baseDelayMs, secretId],
       )).rows[0]!;
@@ -219,38 +219,38 @@ export const OUTBOUND_WEBHOOK_SPECS = {
     return single(ctx, withReveal(endpointRecord(row), revealTokenId), 201);
   }),
   read: webhookOp('Webhooks.Endpoints.Read', {
-    summary: READ, routes: underBothBases('GET', 'endpoints/:id', READ), params: BY_ENDPOINT_ID, output: { status: 200, body: S.WebhookEndpointSingle },
+    summary: READ, routes: underBothBases('GET', 'endpoints/:id', READ), params: BY_ENDPOINT_ID, output: { status: 200, body: O.WebhookEndpointSingle },
   }, async (ctx) => single(ctx, endpointRecord(await loadEndpoint(ctx.services.db, ctx.scope!.project.id, ctx.inv.params.id)))),
   replace: webhookOp('Webhooks.Endpoints.Update', {
     summary: REPLACE, routes: underBothBases('PUT', 'endpoints/:id', REPLACE), params: BY_ENDPOINT_ID,
-    body: S.WebhookEndpointInput, reasons: ENDPOINT_REASONS,
-    output: { status: 200, body: S.WebhookEndpointWithRevealSingle }, errors: [...ADMIN_ERRORS, 413],
+    body: O.WebhookEndpointInput, reasons: ENDPOINT_REASONS,
+    output: { status: 200, body: O.WebhookEndpointWithRevealSingle }, errors: [...ADMIN_ERRORS, 413],
   }, (ctx) => update(ctx, false)),
   patch: webhookOp('Webhooks.Endpoints.Patch', {
     summary: PATCH, routes: underBothBases('PATCH', 'endpoints/:id', PATCH), params: BY_ENDPOINT_ID,
-    body: S.WebhookEndpointPatch, reasons: ENDPOINT_REASONS,
-    output: { status: 200, body: S.WebhookEndpointWithRevealSingle }, errors: [...ADMIN_ERRORS, 413],
+    body: O.WebhookEndpointPatch, reasons: ENDPOINT_REASONS,
+    output: { status: 200, body: O.WebhookEndpointWithRevealSingle }, errors: [...ADMIN_ERRORS, 413],
   }, (ctx) => update(ctx, true)),
   delete: webhookOp('Webhooks.Endpoints.Delete', {
     summary: DELETE, routes: underBothBases('DELETE', 'endpoints/:id', DELETE), params: BY_ENDPOINT_ID, output: { status: 204 },
   }, async (ctx) => {
     const ep = await loadEndpoint(ctx.services.db, ctx.scope!.project.id, ctx.inv.params.id);
     await ctx.services.db.transaction(async (tx) => {
-      await tx.query(`DELETE FROM ${P}.webhook_endpoints WHERE id = $1`, [ep.id]);
-      await tx.query(`DELETE FROM ${P}.secrets WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM ${P}.webhook_endpoints WHERE secret_id = $1)`, [ep.secret_id]);
+      await tx.query(`DELETE FROM ${S}.webhook_endpoints WHERE id = $1`, [ep.id]);
+      await tx.query(`DELETE FROM ${S}.secrets WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM ${S}.webhook_endpoints WHERE secret_id = $1)`, [ep.secret_id]);
     });
     return noContent;
   }),
   rotateSecret: webhookOp('Webhooks.Endpoints.RotateSecret', {
     summary: ROTATE, routes: underBothBases('POST', 'endpoints/:id/rotate-secret', ROTATE), params: BY_ENDPOINT_ID,
-    output: { status: 200, body: S.WebhookEndpointWithRevealSingle },
+    output: { status: 200, body: O.WebhookEndpointWithRevealSingle },
   }, async (ctx) => {
     const projectId = ctx.scope!.project.id;
     const { row, revealTokenId } = await ctx.services.db.transaction(async (tx) => {
       const prev = await loadEndpoint(tx, projectId, ctx.inv.params.id, true);
       const { secretId, revealTokenId } = await storeSecret(ctx, tx, null);
-      const row = (await tx.query<EndpointRow>(`UPDATE ${P}.webhook_endpoints SET secret_id = $2, updated_at = now() WHERE id = $1 RETURNING ${COLS}`, [prev.id, secretId])).rows[0]!;
-      await tx.query(`DELETE FROM ${P}.secrets WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM ${P}.webhook_endpoints WHERE secret_id = $1)`, [prev.secret_id]);
+      const row = (await tx.query<EndpointRow>(`UPDATE ${S}.webhook_endpoints SET secret_id = $2, updated_at = now() WHERE id = $1 RETURNING ${COLS}`, [prev.id, secretId])).rows[0]!;
+      await tx.query(`DELETE FROM ${S}.secrets WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM ${S}.webhook_endpoints WHERE secret_id = $1)`, [prev.secret_id]);
       return { row, revealTokenId };
     });
     return single(ctx, withReveal(endpointRecord(row), revealTokenId));
@@ -258,14 +258,14 @@ export const OUTBOUND_WEBHOOK_SPECS = {
   endpointDeliveries: webhookOp('Webhooks.Endpoints.Deliveries', {
     summary: ENDPOINT_DELIVERIES, routes: underBothBases('GET', 'endpoints/:endpointId/deliveries', ENDPOINT_DELIVERIES),
     params: { endpointId: BY_ENDPOINT_ID.id }, sharedParams: ['PageSize'], query: DELIVERY_QUERY,
-    output: { status: 200, body: S.WebhookDeliveryList },
+    output: { status: 200, body: O.WebhookDeliveryList },
   }, async (ctx) => {
     const ep = await loadEndpoint(ctx.services.db, ctx.scope!.project.id, ctx.inv.params.endpointId);
     return listDeliveries(ctx, ep.id);
   }),
   deliveries: webhookOp('Webhooks.Deliveries.List', {
     summary: DELIVERIES, routes: underBothBases('GET', 'deliveries', DELIVERIES), sharedParams: ['PageSize'], query: DELIVERY_QUERY,
-    output: { status: 200, body: S.WebhookDeliveryList },
+    output: { status: 200, body: O.WebhookDeliveryList },
   }, (ctx) => listDeliveries(ctx, null)),
 };
 
@@ -277,7 +277,7 @@ export const CREDENTIAL_REVEAL_SPEC: DeclaredSpec = {
     description: 'The one route that returns a secret. The token is deleted as it is read (and expires after 15 minutes unread): a second call answers 404 `CredentialReveal.NotFound`.',
     routes: [{ method: 'POST', path: 'CredentialReveal/:revealTokenId/reveal' }],
     params: { revealTokenId: { description: 'Reveal token id (`revealTokenId` of the create/rotate answer).', schema: { type: 'string', format: 'uuid' } } },
-    output: { status: 200, body: S.RevealedSecret, noStore: true }, errors: [401, 403, 404],
+    output: { status: 200, body: O.RevealedSecret, noStore: true }, errors: [401, 403, 404],
     metering: CONTROL_PLANE_UNMETERED, stability: 'stable',
   },
   execute: async (ctx) => {
