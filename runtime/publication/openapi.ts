@@ -23,7 +23,7 @@ export interface OpenApiInput {
   projectSlug: string;
   basePath: '/api' | '/v1';
   /** The platform's declared operations' paths, schemas and tags (runtime/operations/contract/openapi.ts). */
-  platform?: DeclaredOpenApi;
+  platform: DeclaredOpenApi;
 }
 
 const DESCRIPTION =
@@ -33,7 +33,7 @@ const DESCRIPTION =
 
 export function buildOpenApiDocument(input: OpenApiInput): Record<string, unknown> {
   const { model } = input;
-  const platform = input.platform ?? { paths: [], schemas: {}, tags: [] };
+  const { platform } = input;
   const names = allocateSchemaNames(model, [...SHARED_SCHEMA_NAMES, ...STATIC_SCHEMA_NAMES, ...Object.keys(platform.schemas)]);
   const relations = relationsOf(model);
 
