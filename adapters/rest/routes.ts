@@ -20,7 +20,6 @@ import { EXPLAIN_API_SURFACE_SPEC } from '../../runtime/operations/explainabilit
 import { EXPLAIN_PUBLICATION_SPECS as XP } from '../../runtime/operations/explainability/publication.js';
 import { EXPLAIN_READ_PLAN_SPEC } from '../../runtime/operations/explainability/read-plan.js';
 import type { OperationSpec } from '../../runtime/operations/types.js';
-import { RECORD_ROUTES } from './routes-records.js';
 import { PLATFORM_OPERATIONS } from '../../runtime/operations/catalog.js';
 import { PROPOSAL_ROUTES } from './routes-proposals.js';
 import { accessPostSpec } from '../../runtime/operations/explainability/access-post.js';
@@ -115,7 +114,6 @@ export const STATIC_ROUTES: StaticRoute[] = [
   { method: 'GET', path: 'ProjectRecord/:id', spec: PROJECT_SPECS.recordRead },
   { method: 'PUT', path: 'ProjectRecord/:id', spec: PROJECT_SPECS.recordUpdate },
   { method: 'DELETE', path: 'ProjectRecord/:id', spec: PROJECT_SPECS.recordDelete },
-  ...RECORD_ROUTES,
   ...PROPOSAL_ROUTES,
 
   { method: 'POST', path: 'Schema/entities', spec: SCHEMA_SPECS.create },

@@ -1,5 +1,12 @@
 import { BRANCH_SPECS } from './control/branches.js';
 import { SANDBOX_SPECS } from './control/sandboxes.js';
+import { VERSION_SPECS } from './control/version.js';
+import { VERSION_WRITE_SPECS } from './control/version-writes.js';
+import { ORGANIZATION_SPECS } from './control/organizations.js';
+import { ADOPT_TEMPLATE_SPEC, ROOT_PROJECT_SPEC } from './control/records.js';
+import { SURFACE_SPECS } from './control/surfaces.js';
+import { CONTRACT_PROJECTION_SPECS } from './control/contract-projection.js';
+import { INTROSPECTION_SPECS } from './control/introspection.js';
 import type { DeclaredSpec } from './types.js';
 
 /**
@@ -28,6 +35,14 @@ export const PLATFORM_OPERATIONS: readonly DeclaredSpec[] = [
 
 
   // Versioning, records, surfaces, contract projection and introspection.
+  ...Object.values(VERSION_SPECS),
+  ...Object.values(VERSION_WRITE_SPECS),
+  ...Object.values(ORGANIZATION_SPECS),
+  ADOPT_TEMPLATE_SPEC,
+  ROOT_PROJECT_SPEC,
+  ...Object.values(SURFACE_SPECS),
+  ...Object.values(CONTRACT_PROJECTION_SPECS),
+  ...Object.values(INTROSPECTION_SPECS),
 
 
   // Events, webhooks (outbound, inbound, diagnostics, replay), realtime, audit.

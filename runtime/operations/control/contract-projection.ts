@@ -1,9 +1,22 @@
 import type { CompiledPublication } from '../../publication/compiled-publication.js';
 import type { EntityOperation, EntityOperationKind } from '../../publication/operations.js';
 import type { ProtocolName } from '../../versioning/platform.js';
-import { noGrants, type OperationContext, type OperationSpec } from '../types.js';
+import type { DeclaredSpec, OperationContext } from '../types.js';
+import type { ParamDecl, TagDecl } from '../contract/index.js';
 import { conditional, tagged, type Tagged } from './etag.js';
 import { declaredCommands, type CliCommand } from '../contract/index.js';
+import { familyOp, type FamilyContract } from './records-family-op.js';
+import { DISCOVERY_SCHEMAS as DS } from './discovery-schemas.js';
+
+export const DISCOVERY_TAG: TagDecl = { name: 'Discovery', description: 'Descriptors of the project\'s contract and of the platform.' };
+export const discoveryOp = familyOp(DISCOVERY_TAG);
+
+/** What the contract of a document with an `ETag` says beyond its summary, route and schema. */
+export const DOCUMENT_CONTRACT = {
+  description: 'A document of the serving publication with an `ETag`; `If-None-Match` with it answers 304.',
+  headers: { 'If-None-Match': { description: 'An `ETag` this route answered: 304 without a body while the document is unchanged.' } } as Record<string, ParamDecl>,
+  errors: [400, 401, 404],
+} as const;
 
 /**
  * Where each protocol of the project answers, relative to the server; every
@@ -110,10 +123,10 @@ function memo(ctx: OperationContext, kind: string, build: (pub: CompiledPublicat
   return pub.derive(`${kind}${basePath}`, () => tagged(build(pub, basePath)));
 }
 
-const discovery = (id: string, kind: string, build: (ctx: OperationContext, pub: CompiledPublication, basePath: string) => Record<string, unknown>): OperationSpec => ({
-  id, authn: 'user', scope: 'project', grants: noGrants, requestHeaders: ['if-none-match'],
-  execute: async (ctx) => conditional(ctx, memo(ctx, kind, (pub, basePath) => build(ctx, pub, basePath))),
-});
+/** Any credential of the project (scope headers), answered as a conditional document. */
+const discovery = (id: string, contract: FamilyContract, kind: string, build: (ctx: OperationContext, pub: CompiledPublication, basePath: string) => Record<string, unknown>): DeclaredSpec =>
+  discoveryOp(id, { authn: 'user', scope: 'project', requestHeaders: ['if-none-match'] }, contract,
+    async (ctx) => conditional(ctx, memo(ctx, kind, (pub, basePath) => build(ctx, pub, basePath))));
 
 /**
  * `/api/ContractProjection/descriptor` and `/cli`: what the project's
@@ -121,6 +134,12 @@ const discovery = (id: string, kind: string, build: (ctx: OperationContext, pub:
  * control-plane envelope, so their ETag is stable across requests).
  */
 export const CONTRACT_PROJECTION_SPECS = {
-  descriptor: discovery('Discovery.ContractProjection.Descriptor', 'contract-descriptor', descriptor),
-  cli: discovery('Discovery.ContractProjection.Cli', 'contract-cli', cli),
+  descriptor: discovery('Discovery.ContractProjection.Descriptor', {
+    summary: 'What the project\'s publication exposes: entities, operations, bindings, endpoints', routes: [{ method: 'GET', path: 'ContractProjection/descriptor' }],
+    ...DOCUMENT_CONTRACT, output: { status: 200, body: DS.DiscoveryContractDescriptor, conditional: true },
+  }, 'contract-descriptor', descriptor),
+  cli: discovery('Discovery.ContractProjection.Cli', {
+    summary: 'A CLI descriptor: one command per entity operation', routes: [{ method: 'GET', path: 'ContractProjection/cli' }],
+    ...DOCUMENT_CONTRACT, output: { status: 200, body: DS.DiscoveryCliDescriptor, conditional: true },
+  }, 'contract-cli', cli),
 };
