@@ -5,6 +5,7 @@
  * platform's admin surface, dev bootstrap descriptor and execution capability matrix.
  * Referred to by the contracts in contract-projection.ts and introspection.ts.
  */
+import { schemaRef } from '../../publication/openapi-components.js';
 import { defineSchemas, type Json } from '../contract/index.js';
 import { controlEnvelope, str, version } from './control-schemas.js';
 
@@ -22,8 +23,24 @@ export const DISCOVERY_SCHEMAS = defineSchemas({
   DiscoveryCliDescriptor: {
     type: 'object', required: ['cliDescriptorVersion', 'tenant', 'project', 'branch', 'publicationVersion', 'basePath', 'headers', 'commands'],
     properties: {
-      cliDescriptorVersion: { type: 'integer', const: 1 }, tenant: str(), project: str(), branch: str(), publicationVersion: version(), basePath: str(),
-      headers: { type: 'object', additionalProperties: { type: 'string' } }, commands: list('A CLI verb per entity operation (`customers list`, …).'),
+      cliDescriptorVersion: { type: 'integer', const: 2 }, tenant: str(), project: str(), branch: str(), publicationVersion: version(), basePath: str(),
+      headers: { type: 'object', additionalProperties: { type: 'string' } },
+      commands: { type: 'array', items: schemaRef('DiscoveryCliCommand'), description: 'A command per entity operation (`customers list`, …) and per declared platform operation (`branch create`, …).' },
+    },
+  },
+  DiscoveryCliCommand: {
+    type: 'object', required: ['name', 'summary', 'operationId', 'method', 'path', 'args', 'flags', 'body', 'authn'], additionalProperties: false,
+    properties: {
+      name: str(), summary: str(), operationId: str(), method: { type: 'string', enum: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] },
+      path: { type: 'string', description: 'With the base path and `{name}` for each argument.' },
+      args: { type: 'array', items: { type: 'object', required: ['name', 'required'], additionalProperties: false, properties: { name: str(), required: { type: 'boolean' } } } },
+      flags: {
+        type: 'array',
+        items: { type: 'object', required: ['name', 'type', 'required'], additionalProperties: false, properties: { name: str(), type: str('JSON type of the value, or `json` for a JSON document.'), required: { type: 'boolean' } } },
+      },
+      body: { type: 'boolean', description: 'Whether the command sends a body (`--data` or the flags).' },
+      authn: { type: 'string', enum: ['public', 'user', 'admin'] },
+      requiredGrants: { type: 'array', items: { type: 'string' }, description: 'Grants an entity command needs.' },
     },
   },
   DiscoveryIntrospectionSurface: {
