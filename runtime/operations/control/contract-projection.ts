@@ -7,8 +7,10 @@ import { conditional, tagged, type Tagged } from './etag.js';
 import { declaredCommands, type CliCommand } from '../contract/index.js';
 import { familyOp, type FamilyContract } from './records-family-op.js';
 import { DISCOVERY_SCHEMAS as DS } from './discovery-schemas.js';
+import { DISCOVERY_TAG } from './document-schemas.js';
 
-export const DISCOVERY_TAG: TagDecl = { name: 'Discovery', description: 'Descriptors of the project\'s contract and of the platform.' };
+export { DISCOVERY_TAG };
+
 export const discoveryOp = familyOp(DISCOVERY_TAG);
 
 /** What the contract of a document with an `ETag` says beyond its summary, route and schema. */
