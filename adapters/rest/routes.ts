@@ -22,7 +22,6 @@ import { EXPLAIN_READ_PLAN_SPEC } from '../../runtime/operations/explainability/
 import type { OperationSpec } from '../../runtime/operations/types.js';
 import { RECORD_ROUTES } from './routes-records.js';
 import { PLATFORM_OPERATIONS } from '../../runtime/operations/catalog.js';
-import { PROPOSAL_ROUTES } from './routes-proposals.js';
 import { accessPostSpec } from '../../runtime/operations/explainability/access-post.js';
 import { notFoundSpec } from './not-found.js';
 import { GRAPHQL_SCHEMA_SPEC } from '../../runtime/operations/graphql/schema-sdl.js';
@@ -116,7 +115,6 @@ export const STATIC_ROUTES: StaticRoute[] = [
   { method: 'PUT', path: 'ProjectRecord/:id', spec: PROJECT_SPECS.recordUpdate },
   { method: 'DELETE', path: 'ProjectRecord/:id', spec: PROJECT_SPECS.recordDelete },
   ...RECORD_ROUTES,
-  ...PROPOSAL_ROUTES,
 
   { method: 'POST', path: 'Schema/entities', spec: SCHEMA_SPECS.create },
   { method: 'PUT', path: 'Schema/entities', spec: SCHEMA_SPECS.alter },

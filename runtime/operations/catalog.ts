@@ -1,5 +1,7 @@
 import { BRANCH_SPECS } from './control/branches.js';
 import { SANDBOX_SPECS } from './control/sandboxes.js';
+import { PROPOSAL_SPECS } from './control/proposals.js';
+import { DEPLOYMENT_SPECS } from './control/deployments.js';
 import type { DeclaredSpec } from './types.js';
 
 /**
@@ -22,6 +24,8 @@ export const PLATFORM_OPERATIONS: readonly DeclaredSpec[] = [
 
 
   // Proposals and deployments.
+  ...Object.values(PROPOSAL_SPECS),
+  ...Object.values(DEPLOYMENT_SPECS),
 
 
   // Schema: entities, journal, migrations, snapshots, transitions.
