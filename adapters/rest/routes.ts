@@ -1,11 +1,9 @@
-import { SCHEMA_TRANSITION_SPECS } from '../../runtime/operations/control/schema-transition.js';
 import { ENTITY_SPECS } from '../../runtime/operations/entity/index.js';
 import { DISCOVERY_SPECS } from '../../runtime/operations/control/discovery.js';
 import { HEALTH_SPECS } from '../../runtime/operations/control/health.js';
 import { EVENT_SPECS } from '../../runtime/operations/control/events.js';
 import { PROJECT_SPECS } from '../../runtime/operations/control/projects.js';
 import { GOVERNANCE_SPECS } from '../../runtime/operations/control/governance.js';
-import { SCHEMA_SPECS } from '../../runtime/operations/control/schema.js';
 import { TENANT_SPECS } from '../../runtime/operations/control/tenants.js';
 import { IDENTITY_SPECS, MFA_SPECS, STEP_UP_SPECS } from '../../runtime/operations/identity/index.js';
 import { REALTIME_SPECS } from '../../runtime/operations/realtime/index.js';
@@ -116,33 +114,6 @@ export const STATIC_ROUTES: StaticRoute[] = [
   { method: 'DELETE', path: 'ProjectRecord/:id', spec: PROJECT_SPECS.recordDelete },
   ...RECORD_ROUTES,
 
-  { method: 'POST', path: 'Schema/entities', spec: SCHEMA_SPECS.create },
-  { method: 'PUT', path: 'Schema/entities', spec: SCHEMA_SPECS.alter },
-  { method: 'DELETE', path: 'Schema/entities', spec: SCHEMA_SPECS.delete },
-  { method: 'POST', path: 'Schema/entities/delete', spec: SCHEMA_SPECS.delete },
-  { method: 'POST', path: 'Schema/entities/preview', spec: SCHEMA_SPECS.preview },
-  { method: 'POST', path: 'Schema/entities/validate', spec: SCHEMA_SPECS.validate },
-  { method: 'GET', path: 'Schema/entities/metadata', spec: SCHEMA_SPECS.metadata },
-  { method: 'GET', path: 'Schema/entities/metadata/:entityName', spec: SCHEMA_SPECS.metadataEntity },
-  { method: 'GET', path: 'Schema/diff', spec: SCHEMA_SPECS.diff },
-  { method: 'GET', path: 'Schema/journal', spec: SCHEMA_SPECS.journal },
-  { method: 'GET', path: 'Schema/journal/:id', spec: SCHEMA_SPECS.journalEntry },
-  { method: 'POST', path: 'Schema/journal/:id/recover', spec: SCHEMA_SPECS.recover },
-  { method: 'GET', path: 'Schema/migration-history/:entityName', spec: SCHEMA_SPECS.history },
-  { method: 'POST', path: 'Schema/migrate/apply', spec: SCHEMA_SPECS.apply },
-  { method: 'POST', path: 'Schema/migrate/rollback/:journalId', spec: SCHEMA_SPECS.rollback },
-  { method: 'POST', path: 'Schema/entities/batch', spec: SCHEMA_SPECS.batch },
-  { method: 'POST', path: 'Schema/entities/delete-batch', spec: SCHEMA_SPECS.deleteBatch },
-  { method: 'POST', path: 'Schema/snapshots', spec: SCHEMA_SPECS.snapshotCreate },
-  { method: 'GET', path: 'Schema/snapshots', spec: SCHEMA_SPECS.snapshotList },
-  { method: 'GET', path: 'Schema/snapshots/:id', spec: SCHEMA_SPECS.snapshotRead },
-  { method: 'DELETE', path: 'Schema/entities/batch', spec: SCHEMA_SPECS.deleteBatch },
-  { method: 'GET', path: 'SchemaTransition', spec: SCHEMA_TRANSITION_SPECS.list },
-  { method: 'POST', path: 'SchemaTransition', spec: SCHEMA_TRANSITION_SPECS.create },
-  { method: 'POST', path: 'SchemaTransition/preview', spec: SCHEMA_TRANSITION_SPECS.preview },
-  { method: 'GET', path: 'SchemaTransition/:id', spec: SCHEMA_TRANSITION_SPECS.read },
-  { method: 'POST', path: 'SchemaTransition/:id/execute', spec: SCHEMA_TRANSITION_SPECS.execute },
-  { method: 'POST', path: 'SchemaTransition/:id/rollback', spec: SCHEMA_TRANSITION_SPECS.rollback },
 
   { method: 'GET', path: 'events', spec: EVENT_SPECS.list },
   { method: 'GET', path: 'Event', spec: EVENT_SPECS.list },

@@ -2,6 +2,8 @@ import { BRANCH_SPECS } from './control/branches.js';
 import { SANDBOX_SPECS } from './control/sandboxes.js';
 import { PROPOSAL_SPECS } from './control/proposals.js';
 import { DEPLOYMENT_SPECS } from './control/deployments.js';
+import { SCHEMA_SPECS } from './control/schema.js';
+import { SCHEMA_TRANSITION_SPECS } from './control/schema-transition.js';
 import type { DeclaredSpec } from './types.js';
 
 /**
@@ -29,6 +31,8 @@ export const PLATFORM_OPERATIONS: readonly DeclaredSpec[] = [
 
 
   // Schema: entities, journal, migrations, snapshots, transitions.
+  ...Object.values(SCHEMA_SPECS),
+  ...Object.values(SCHEMA_TRANSITION_SPECS),
 
 
   // Versioning, records, surfaces, contract projection and introspection.

@@ -8,30 +8,28 @@
 import type { Json } from './openapi-components.js';
 import type { StaticOp } from './openapi-static-op.js';
 import { CONTROL_COMMON_SCHEMA_NAMES, controlCommonSchemas } from './openapi-control-common.js';
-import { SCHEMA_ENTITY_OPS, SCHEMA_ENTITY_SCHEMA_NAMES, SCHEMA_TAG, schemaEntityParameters, schemaEntitySchemas } from './openapi-schema-entities.js';
-import { SCHEMA_JOURNAL_OPS, SCHEMA_JOURNAL_SCHEMA_NAMES, SCHEMA_TRANSITION_TAG, schemaJournalParameters, schemaJournalSchemas } from './openapi-schema-journal.js';
 import { VERSIONING_OPS, VERSIONING_SCHEMA_NAMES, VERSIONING_TAG, versioningParameters, versioningSchemas } from './openapi-versioning.js';
 import { RECORD_OPS, RECORD_SCHEMA_NAMES, RECORD_TAGS, recordParameters, recordSchemas } from './openapi-records.js';
 import { DISCOVERY_OPS, DISCOVERY_SCHEMA_NAMES, DISCOVERY_TAG, discoverySchemas } from './openapi-discovery.js';
 
 export const CONTROL_PLANE_SCHEMA_NAMES = [
-  ...CONTROL_COMMON_SCHEMA_NAMES, ...SCHEMA_ENTITY_SCHEMA_NAMES,
-  ...SCHEMA_JOURNAL_SCHEMA_NAMES, ...VERSIONING_SCHEMA_NAMES, ...RECORD_SCHEMA_NAMES, ...DISCOVERY_SCHEMA_NAMES,
+  ...CONTROL_COMMON_SCHEMA_NAMES,
+  ...VERSIONING_SCHEMA_NAMES, ...RECORD_SCHEMA_NAMES, ...DISCOVERY_SCHEMA_NAMES,
 ] as const;
 
 export const CONTROL_PLANE_OPS: StaticOp[] = [
-  ...SCHEMA_ENTITY_OPS, ...SCHEMA_JOURNAL_OPS, ...VERSIONING_OPS, ...RECORD_OPS, ...DISCOVERY_OPS,
+  ...VERSIONING_OPS, ...RECORD_OPS, ...DISCOVERY_OPS,
 ];
 
 export function controlPlaneSchemas(): Json {
   return {
-    ...controlCommonSchemas(), ...schemaEntitySchemas(),
-    ...schemaJournalSchemas(), ...versioningSchemas(), ...recordSchemas(), ...discoverySchemas(),
+    ...controlCommonSchemas(),
+    ...versioningSchemas(), ...recordSchemas(), ...discoverySchemas(),
   };
 }
 
 export function controlPlaneParameters(): Json {
-  return { ...schemaEntityParameters(), ...schemaJournalParameters(), ...versioningParameters(), ...recordParameters() };
+  return { ...versioningParameters(), ...recordParameters() };
 }
 
-export const CONTROL_PLANE_TAGS = [SCHEMA_TAG, SCHEMA_TRANSITION_TAG, VERSIONING_TAG, ...RECORD_TAGS, DISCOVERY_TAG];
+export const CONTROL_PLANE_TAGS = [VERSIONING_TAG, ...RECORD_TAGS, DISCOVERY_TAG];

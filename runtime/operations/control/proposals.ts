@@ -41,6 +41,11 @@ const create = proposalOp('ControlPlane.Proposal.Create', {
   output: { status: 201, body: PS.ControlProposalSingle },
 }, async (ctx) => {
   const { title, base, head, description } = ctx.inv.body as { title: string; base: string; head: string; description?: string | null };
+  // The schema's maxLength counts code points; the limits were always UTF-16 units, so a title of 300 emoji stays refused.
+  if (title.length > 500) throw validationFailed('Proposal.InvalidBody', "'title' must be a string of at most 500 characters", 'title');
+  if (description !== undefined && description !== null && description.length > 10_000) {
+    throw validationFailed('Proposal.InvalidBody', "'description' must be a string of at most 10000 characters", 'description');
+  }
   // Semantic, so not in the schema: the two branch names must differ.
   if (base === head) throw validationFailed('Proposal.SameBranch', "'head' must differ from 'base'", 'head');
   const projectId = ctx.scope!.project.id;
