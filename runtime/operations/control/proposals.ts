@@ -126,14 +126,14 @@ const approve: DeclaredSpec = { ...proposalOp('ControlPlane.Proposal.Approve', {
   return control(ctx, 'Proposal', 'approved', await fullRecord(ctx, p));
 }), authn: 'user' };
 
+const MERGE_DESCRIPTION = 'Head\'s rows are not merged. Only current approvals count (of head\'s current publication, by an approver who still may approve); the merge applies exactly that head publication. 409 `Proposal.GatesNotMet` with `error.unmetGates` ⊆ `["approvals", "validation"]` and nothing changes; 409 `Proposal.AlreadyMerged`, `Proposal.NothingToMerge`, or `Proposal.BaseMoved` (base moved since the analysis). Adding a nullable field is metadata-only in PostgreSQL: the merge does not rewrite base\'s table (docs/proposals-and-deployments.md, "Benchmark").';
+
 /**
  * Merge: gates and diff are computed afresh on base's current head (a base
  * that moved since the proposal was read is re-validated, never merged on a
  * stale plan); the changes run through the Project actor as ONE migration of
  * kind `merge`, whose settle step refuses a head that moved meanwhile.
  */
-const MERGE_DESCRIPTION = 'Head\'s rows are not merged. Only current approvals count (of head\'s current publication, by an approver who still may approve); the merge applies exactly that head publication. 409 `Proposal.GatesNotMet` with `error.unmetGates` ⊆ `["approvals", "validation"]` and nothing changes; 409 `Proposal.AlreadyMerged`, `Proposal.NothingToMerge`, or `Proposal.BaseMoved` (base moved since the analysis). Adding a nullable field is metadata-only in PostgreSQL: the merge does not rewrite base\'s table (docs/proposals-and-deployments.md, "Benchmark").';
-
 const merge = proposalOp('ControlPlane.Proposal.Merge', {
   summary: 'Merge: head\'s schema changes applied to base as one migration, one publication, one journal entry', description: MERGE_DESCRIPTION,
   routes: [{ method: 'POST', path: 'proposals/:id/merge' }], params: BY_ID,
