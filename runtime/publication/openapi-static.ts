@@ -17,13 +17,11 @@ import { EVENTS_OUT_OPS, EVENTS_OUT_SCHEMA_NAMES, EVENTS_OUT_TAGS, eventsOutPara
 import {
   IDENTITY_MANAGEMENT_OPS, IDENTITY_MANAGEMENT_SCHEMA_NAMES, IDENTITY_MANAGEMENT_TAGS, identityManagementParameters, identityManagementSchemas,
 } from './openapi-identity-management.js';
-import { CONTROL_PLANE_OPS, CONTROL_PLANE_SCHEMA_NAMES, CONTROL_PLANE_TAGS, controlPlaneParameters, controlPlaneSchemas } from './openapi-control-plane.js';
 
 export const STATIC_SCHEMA_NAMES = [
   'IdentityCredentials', 'IdentityRegistered', 'IdentityRefreshInput', 'IdentityTokens', 'IdentityMe', 'IdentitySession',
   'IdentitySessionList', 'IdentityFederationStartInput', 'IdentityFederationStarted', 'IdentityFederationCallbackInput', 'Event', 'EventSingle', 'EventList', 'EventFilter', ...EVENTS_OUT_SCHEMA_NAMES,
   ...IDENTITY_MANAGEMENT_SCHEMA_NAMES, ...API_KEY_SCHEMA_NAMES, ...USAGE_SCHEMA_NAMES, ...STEP_UP_SCHEMA_NAMES, ...EXPLAINABILITY_SCHEMA_NAMES,
-  ...CONTROL_PLANE_SCHEMA_NAMES,
 ] as const;
 
 const str = (description?: string): Json => (description === undefined ? { type: 'string' } : { type: 'string', description });
@@ -137,7 +135,6 @@ export function staticSchemas(): Json {
     ...explainabilitySchemas(),
     ...eventsOutSchemas(),
     ...identityManagementSchemas(),
-    ...controlPlaneSchemas(),
   };
 }
 
@@ -155,7 +152,6 @@ export function staticParameters(): Json {
     ...explainabilityParameters(),
     ...eventsOutParameters(),
     ...identityManagementParameters(),
-    ...controlPlaneParameters(),
   };
 }
 
@@ -225,7 +221,6 @@ export function staticPaths(): Array<{ path: string; method: string; operation: 
 
     ...EXPLAINABILITY_OPS,
 
-    ...CONTROL_PLANE_OPS,
   ].map((s) => {
     const op: Json = { operationId: s.operationId, tags: [s.tag], summary: s.summary };
     if (s.description !== undefined) op.description = s.description;
@@ -244,5 +239,4 @@ export const STATIC_TAGS = [
   { name: 'Events', description: 'The project\'s event log.' },
   ...EVENTS_OUT_TAGS,
   ...EXPLAINABILITY_TAGS,
-  ...CONTROL_PLANE_TAGS,
 ];
