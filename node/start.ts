@@ -208,7 +208,7 @@ export async function startNode(config: NodeConfig): Promise<RunningNode> {
   const deploymentRecovery = new DeploymentRecovery({ db, lease: deploymentLease, log, invalidate: (projectId) => publications.invalidate(projectId) });
   const streams: LongLivedStreams = {
     slots: new StreamSlots({ perActor: config.realtimeMaxSubscriptionsPerActor, perNode: config.maxStreamsPerNode }),
-    pages: pageQueueFor(db.backend, config.streamPageConcurrency),
+    pages: pageQueueFor(db.backend, config.streamPageConcurrency, () => inFlight.count > 0),
   };
   const services: Services = {
     db, log, nodeId: config.nodeId, deploymentLease,
