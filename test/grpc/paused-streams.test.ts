@@ -32,8 +32,9 @@ const PER_ACTOR = 200;
  * Another tenant's read p99 while the admitted calls sit unread: issue 22's bound, on both backends.
  * grpc-js clients that never read still drain a few pages a second, so the 200 admitted streams keep
  * querying pages. On PGlite those pages share the node's one connection and its thread: they run one
- * at a time, each followed by a pause as long as it took (runtime/streams/page-queue.ts). Before that
- * pacing, PGlite measured p99 33–270 ms over runs, once 870 ms (3–8.6 s before the stream bound).
+ * at a time, each after the node's HTTP requests in flight (≤ 100 ms) and followed by a pause as long
+ * as it took (runtime/streams/page-queue.ts). Before that pacing, PGlite measured p99 33–270 ms over
+ * runs, once 870 ms (3–8.6 s before the stream bound).
  */
 const P99_BOUND_MS = 250;
 /** How long the other tenant reads while the admitted calls sit paused. */
