@@ -16,13 +16,11 @@ import { EXPLAINABILITY_OPS, EXPLAINABILITY_SCHEMA_NAMES, EXPLAINABILITY_TAGS, e
 import {
   IDENTITY_MANAGEMENT_OPS, IDENTITY_MANAGEMENT_SCHEMA_NAMES, IDENTITY_MANAGEMENT_TAGS, identityManagementParameters, identityManagementSchemas,
 } from './openapi-identity-management.js';
-import { CONTROL_PLANE_OPS, CONTROL_PLANE_SCHEMA_NAMES, CONTROL_PLANE_TAGS, controlPlaneParameters, controlPlaneSchemas } from './openapi-control-plane.js';
 
 export const STATIC_SCHEMA_NAMES = [
   'IdentityCredentials', 'IdentityRegistered', 'IdentityRefreshInput', 'IdentityTokens', 'IdentityMe', 'IdentitySession',
   'IdentitySessionList', 'IdentityFederationStartInput', 'IdentityFederationStarted', 'IdentityFederationCallbackInput',
   ...IDENTITY_MANAGEMENT_SCHEMA_NAMES, ...API_KEY_SCHEMA_NAMES, ...USAGE_SCHEMA_NAMES, ...STEP_UP_SCHEMA_NAMES, ...EXPLAINABILITY_SCHEMA_NAMES,
-  ...CONTROL_PLANE_SCHEMA_NAMES,
 ] as const;
 
 const str = (description?: string): Json => (description === undefined ? { type: 'string' } : { type: 'string', description });
@@ -106,7 +104,6 @@ export function staticSchemas(): Json {
     ...stepUpSchemas(),
     ...explainabilitySchemas(),
     ...identityManagementSchemas(),
-    ...controlPlaneSchemas(),
   };
 }
 
@@ -118,7 +115,6 @@ export function staticParameters(): Json {
     ...stepUpParameters(),
     ...explainabilityParameters(),
     ...identityManagementParameters(),
-    ...controlPlaneParameters(),
   };
 }
 
@@ -183,7 +179,6 @@ export function staticPaths(): Array<{ path: string; method: string; operation: 
 
     ...EXPLAINABILITY_OPS,
 
-    ...CONTROL_PLANE_OPS,
   ].map((s) => {
     const op: Json = { operationId: s.operationId, tags: [s.tag], summary: s.summary };
     if (s.description !== undefined) op.description = s.description;
@@ -200,5 +195,4 @@ export const STATIC_TAGS = [
   { name: 'Identity', description: 'Project identity: registration, login, tokens, sessions.' },
   ...IDENTITY_MANAGEMENT_TAGS,
   ...EXPLAINABILITY_TAGS,
-  ...CONTROL_PLANE_TAGS,
 ];
