@@ -10,7 +10,6 @@ import { TENANT_SPECS } from '../../runtime/operations/control/tenants.js';
 import { IDENTITY_SPECS, MFA_SPECS, STEP_UP_SPECS } from '../../runtime/operations/identity/index.js';
 import { REALTIME_SPECS } from '../../runtime/operations/realtime/index.js';
 import { AUDIT_SPECS } from '../../runtime/operations/control/audit.js';
-import { QUOTA_SPECS as Q, USAGE_SPECS } from '../../runtime/operations/usage/index.js';
 import { INBOUND_WEBHOOK_SPECS } from '../../runtime/operations/webhooks/inbound.js';
 import { WEBHOOK_DIAGNOSTICS_SPECS } from '../../runtime/operations/webhooks/diagnostics.js';
 import { OUTBOUND_WEBHOOK_SPECS as OW } from '../../runtime/operations/webhooks/outbound.js';
@@ -190,30 +189,8 @@ export const STATIC_ROUTES: StaticRoute[] = [
 
   { method: 'POST', path: 'operations/:operation', spec: notFoundSpec('Operation.Unknown', 'no custom operation with this name') },
 
-  // Quotas (CONTRACT: Usage and quotas): by path project id, or by the scope headers under /api/usage.
-  { method: 'GET', path: 'Usage/:projectId/quotas', spec: Q.list },
-  { method: 'POST', path: 'Usage/:projectId/quotas', spec: Q.create },
-  { method: 'GET', path: 'Usage/:projectId/quotas/:quotaId', spec: Q.read },
-  { method: 'PUT', path: 'Usage/:projectId/quotas/:quotaId', spec: Q.replace },
-  { method: 'PATCH', path: 'Usage/:projectId/quotas/:quotaId', spec: Q.patchByPath },
-  { method: 'DELETE', path: 'Usage/:projectId/quotas/:quotaId', spec: Q.delete },
-  { method: 'GET', path: 'Usage/:projectId/summary', spec: Q.summary },
-  { method: 'GET', path: 'usage/quotas', spec: Q.scopedList },
-  { method: 'POST', path: 'usage/quotas', spec: Q.scopedCreate },
-  { method: 'GET', path: 'usage/quotas/:quotaId', spec: Q.scopedRead },
-  { method: 'PUT', path: 'usage/quotas/:quotaId', spec: Q.scopedReplace },
-  { method: 'PATCH', path: 'usage/quotas/:quotaId', spec: Q.scopedPatch },
-  { method: 'DELETE', path: 'usage/quotas/:quotaId', spec: Q.scopedDelete },
-  { method: 'GET', path: 'usage/summary', spec: Q.scopedSummary },
-
   { method: 'GET', path: 'audit', spec: AUDIT_SPECS.list },
   { method: 'GET', path: 'audit/tail', spec: AUDIT_SPECS.tail },
-
-  // Usage metering (docs/usage.md); quotas and summary are registered next to these.
-  { method: 'GET', path: 'Usage/:projectId/events', spec: USAGE_SPECS.events },
-  { method: 'GET', path: 'Usage/:projectId/rollups', spec: USAGE_SPECS.rollups },
-  { method: 'GET', path: 'usage/events', spec: USAGE_SPECS.scopedEvents },
-  { method: 'GET', path: 'usage/rollups', spec: USAGE_SPECS.scopedRollups },
 
   // Explainability (POST Explainability/access is registered with row policy).
   { method: 'GET', path: 'Explainability/access', spec: EXPLAIN_ACCESS_READ_SPEC },

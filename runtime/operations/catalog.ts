@@ -1,5 +1,6 @@
 import { BRANCH_SPECS } from './control/branches.js';
 import { SANDBOX_SPECS } from './control/sandboxes.js';
+import { QUOTA_SPECS, USAGE_SPECS } from './usage/index.js';
 import type { DeclaredSpec } from './types.js';
 
 /**
@@ -34,6 +35,8 @@ export const PLATFORM_OPERATIONS: readonly DeclaredSpec[] = [
 
 
   // Usage, quotas, explainability.
+  ...Object.values(USAGE_SPECS),
+  ...Object.values(QUOTA_SPECS),
 
 
 ];

@@ -10,7 +10,6 @@ import {
   scopeOnlySecurity, singleEnvelope, type Json,
 } from './openapi-components.js';
 import { API_KEY_OPS, API_KEY_SCHEMA_NAMES, apiKeyParameters, apiKeySchemas } from './openapi-api-keys.js';
-import { USAGE_OPS, USAGE_SCHEMA_NAMES, usageParameters, usageSchemas } from './openapi-usage.js';
 import { STEP_UP_OPS, STEP_UP_SCHEMA_NAMES, stepUpParameters, stepUpSchemas } from './openapi-step-up.js';
 import { EXPLAINABILITY_OPS, EXPLAINABILITY_SCHEMA_NAMES, EXPLAINABILITY_TAGS, explainabilityParameters, explainabilitySchemas } from './openapi-explainability.js';
 import { EVENTS_OUT_OPS, EVENTS_OUT_SCHEMA_NAMES, EVENTS_OUT_TAGS, eventsOutParameters, eventsOutSchemas } from './openapi-events-out.js';
@@ -22,7 +21,7 @@ import { CONTROL_PLANE_OPS, CONTROL_PLANE_SCHEMA_NAMES, CONTROL_PLANE_TAGS, cont
 export const STATIC_SCHEMA_NAMES = [
   'IdentityCredentials', 'IdentityRegistered', 'IdentityRefreshInput', 'IdentityTokens', 'IdentityMe', 'IdentitySession',
   'IdentitySessionList', 'IdentityFederationStartInput', 'IdentityFederationStarted', 'IdentityFederationCallbackInput', 'Event', 'EventSingle', 'EventList', 'EventFilter', ...EVENTS_OUT_SCHEMA_NAMES,
-  ...IDENTITY_MANAGEMENT_SCHEMA_NAMES, ...API_KEY_SCHEMA_NAMES, ...USAGE_SCHEMA_NAMES, ...STEP_UP_SCHEMA_NAMES, ...EXPLAINABILITY_SCHEMA_NAMES,
+  ...IDENTITY_MANAGEMENT_SCHEMA_NAMES, ...API_KEY_SCHEMA_NAMES, ...STEP_UP_SCHEMA_NAMES, ...EXPLAINABILITY_SCHEMA_NAMES,
   ...CONTROL_PLANE_SCHEMA_NAMES,
 ] as const;
 
@@ -132,7 +131,6 @@ export function staticSchemas(): Json {
       },
     },
     ...apiKeySchemas(),
-    ...usageSchemas(),
     ...stepUpSchemas(),
     ...explainabilitySchemas(),
     ...eventsOutSchemas(),
@@ -150,7 +148,6 @@ export function staticParameters(): Json {
       schema: { type: 'string', contentMediaType: 'application/json', contentSchema: schemaRef('EventFilter') },
     },
     ...apiKeyParameters(),
-    ...usageParameters(),
     ...stepUpParameters(),
     ...explainabilityParameters(),
     ...eventsOutParameters(),
@@ -216,8 +213,6 @@ export function staticPaths(): Array<{ path: string; method: string; operation: 
     ...IDENTITY_MANAGEMENT_OPS,
 
     ...API_KEY_OPS,
-
-    ...USAGE_OPS,
 
     ...STEP_UP_OPS,
 
