@@ -14,15 +14,10 @@ import { INBOUND_WEBHOOK_SPECS } from '../../runtime/operations/webhooks/inbound
 import { WEBHOOK_DIAGNOSTICS_SPECS } from '../../runtime/operations/webhooks/diagnostics.js';
 import { OUTBOUND_WEBHOOK_SPECS as OW } from '../../runtime/operations/webhooks/outbound.js';
 import { REPLAY_SPECS } from '../../runtime/operations/webhooks/replay.js';
-import { EXPLAIN_ACCESS_READ_SPEC } from '../../runtime/operations/explainability/access-read.js';
-import { EXPLAIN_API_SURFACE_SPEC } from '../../runtime/operations/explainability/api-surface.js';
-import { EXPLAIN_PUBLICATION_SPECS as XP } from '../../runtime/operations/explainability/publication.js';
-import { EXPLAIN_READ_PLAN_SPEC } from '../../runtime/operations/explainability/read-plan.js';
 import type { OperationSpec } from '../../runtime/operations/types.js';
 import { RECORD_ROUTES } from './routes-records.js';
 import { PLATFORM_OPERATIONS } from '../../runtime/operations/catalog.js';
 import { PROPOSAL_ROUTES } from './routes-proposals.js';
-import { accessPostSpec } from '../../runtime/operations/explainability/access-post.js';
 import { notFoundSpec } from './not-found.js';
 import { GRAPHQL_SCHEMA_SPEC } from '../../runtime/operations/graphql/schema-sdl.js';
 import { GRAPHQL_REQUEST_SPEC } from '../../runtime/operations/graphql/request.js';
@@ -84,8 +79,6 @@ export const STATIC_ROUTES: StaticRoute[] = [
   { method: 'GET', path: 'TenantRecord/:id', spec: TENANT_SPECS.read },
   { method: 'PUT', path: 'TenantRecord/:id', spec: TENANT_SPECS.update },
   { method: 'DELETE', path: 'TenantRecord/:id', spec: TENANT_SPECS.delete },
-
-  { method: 'POST', path: 'Explainability/access', spec: accessPostSpec },
 
   { method: 'POST', path: 'projects/create', spec: PROJECT_SPECS.create },
   { method: 'GET', path: 'projects/resolve', spec: PROJECT_SPECS.resolve },
@@ -191,18 +184,6 @@ export const STATIC_ROUTES: StaticRoute[] = [
 
   { method: 'GET', path: 'audit', spec: AUDIT_SPECS.list },
   { method: 'GET', path: 'audit/tail', spec: AUDIT_SPECS.tail },
-
-  // Explainability (POST Explainability/access is registered with row policy).
-  { method: 'GET', path: 'Explainability/access', spec: EXPLAIN_ACCESS_READ_SPEC },
-  { method: 'GET', path: 'Explainability/access/read', spec: EXPLAIN_ACCESS_READ_SPEC },
-  { method: 'POST', path: 'Explainability/readPlan', spec: EXPLAIN_READ_PLAN_SPEC },
-  { method: 'GET', path: 'Explainability/apiSurface', spec: EXPLAIN_API_SURFACE_SPEC },
-  { method: 'GET', path: 'Explainability/surface', spec: XP.surface },
-  { method: 'GET', path: 'Explainability/publication/latest', spec: XP.latest },
-  { method: 'GET', path: 'Explainability/publication/:publicationVersion', spec: XP.version },
-  { method: 'GET', path: 'Explainability/projectRuntime', spec: XP.projectRuntime },
-  { method: 'GET', path: 'Explainability/project-runtime', spec: XP.projectRuntime },
-  { method: 'GET', path: 'Explainability/authoredPublication', spec: XP.authoredPublication },
 
   { method: 'GET', path: 'webhooks/receivers', spec: INBOUND_WEBHOOK_SPECS.list },
   { method: 'POST', path: 'webhooks/receivers', spec: INBOUND_WEBHOOK_SPECS.create },

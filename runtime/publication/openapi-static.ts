@@ -11,7 +11,6 @@ import {
 } from './openapi-components.js';
 import { API_KEY_OPS, API_KEY_SCHEMA_NAMES, apiKeyParameters, apiKeySchemas } from './openapi-api-keys.js';
 import { STEP_UP_OPS, STEP_UP_SCHEMA_NAMES, stepUpParameters, stepUpSchemas } from './openapi-step-up.js';
-import { EXPLAINABILITY_OPS, EXPLAINABILITY_SCHEMA_NAMES, EXPLAINABILITY_TAGS, explainabilityParameters, explainabilitySchemas } from './openapi-explainability.js';
 import { EVENTS_OUT_OPS, EVENTS_OUT_SCHEMA_NAMES, EVENTS_OUT_TAGS, eventsOutParameters, eventsOutSchemas } from './openapi-events-out.js';
 import {
   IDENTITY_MANAGEMENT_OPS, IDENTITY_MANAGEMENT_SCHEMA_NAMES, IDENTITY_MANAGEMENT_TAGS, identityManagementParameters, identityManagementSchemas,
@@ -21,7 +20,7 @@ import { CONTROL_PLANE_OPS, CONTROL_PLANE_SCHEMA_NAMES, CONTROL_PLANE_TAGS, cont
 export const STATIC_SCHEMA_NAMES = [
   'IdentityCredentials', 'IdentityRegistered', 'IdentityRefreshInput', 'IdentityTokens', 'IdentityMe', 'IdentitySession',
   'IdentitySessionList', 'IdentityFederationStartInput', 'IdentityFederationStarted', 'IdentityFederationCallbackInput', 'Event', 'EventSingle', 'EventList', 'EventFilter', ...EVENTS_OUT_SCHEMA_NAMES,
-  ...IDENTITY_MANAGEMENT_SCHEMA_NAMES, ...API_KEY_SCHEMA_NAMES, ...STEP_UP_SCHEMA_NAMES, ...EXPLAINABILITY_SCHEMA_NAMES,
+  ...IDENTITY_MANAGEMENT_SCHEMA_NAMES, ...API_KEY_SCHEMA_NAMES, ...STEP_UP_SCHEMA_NAMES,
   ...CONTROL_PLANE_SCHEMA_NAMES,
 ] as const;
 
@@ -132,7 +131,6 @@ export function staticSchemas(): Json {
     },
     ...apiKeySchemas(),
     ...stepUpSchemas(),
-    ...explainabilitySchemas(),
     ...eventsOutSchemas(),
     ...identityManagementSchemas(),
     ...controlPlaneSchemas(),
@@ -149,7 +147,6 @@ export function staticParameters(): Json {
     },
     ...apiKeyParameters(),
     ...stepUpParameters(),
-    ...explainabilityParameters(),
     ...eventsOutParameters(),
     ...identityManagementParameters(),
     ...controlPlaneParameters(),
@@ -218,8 +215,6 @@ export function staticPaths(): Array<{ path: string; method: string; operation: 
 
     ...EVENTS_OUT_OPS,
 
-    ...EXPLAINABILITY_OPS,
-
     ...CONTROL_PLANE_OPS,
   ].map((s) => {
     const op: Json = { operationId: s.operationId, tags: [s.tag], summary: s.summary };
@@ -238,6 +233,5 @@ export const STATIC_TAGS = [
   ...IDENTITY_MANAGEMENT_TAGS,
   { name: 'Events', description: 'The project\'s event log.' },
   ...EVENTS_OUT_TAGS,
-  ...EXPLAINABILITY_TAGS,
   ...CONTROL_PLANE_TAGS,
 ];

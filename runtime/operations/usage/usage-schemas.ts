@@ -5,25 +5,9 @@
 import { dateTimeSchema, uuidSchema } from '../../publication/openapi-components.js';
 import { QUOTA_KINDS, QUOTA_MODES } from '../../quota/catalog.js';
 import { defineSchemas, ref, type Json } from '../contract/index.js';
+import { dataList, dataSingle, metaSchema } from '../envelope-schemas.js';
 
 const str = (description?: string): Json => (description === undefined ? { type: 'string' } : { type: 'string', description });
-
-/**
- * `meta` and `page` of the data envelopes, written out rather than `$ref`ed to the
- * document's shared `Meta`/`Page`: the request and answer validators resolve only
- * schemas declared with `defineSchemas`.
- */
-const meta: Json = { type: 'object', required: ['correlationId'], properties: { correlationId: str('Same value as the `X-Service-Correlation-Id` header.') } };
-const page: Json = {
-  type: 'object', required: ['number', 'size'],
-  properties: {
-    number: { type: 'integer', minimum: 1 }, size: { type: 'integer', minimum: 0 }, totalCount: { type: 'integer', minimum: 0 },
-    next: { type: ['string', 'null'], description: 'Opaque cursor of the next page (pass as `cursor`).' }, prev: { type: ['string', 'null'] },
-  },
-};
-/** `{ data, meta }` and `{ data: [...], page, meta }` (runtime/operations/envelopes.ts `single`, `list`). */
-export const dataSingle = (data: Json): Json => ({ type: 'object', required: ['data', 'meta'], properties: { data, meta } });
-export const dataList = (item: Json): Json => ({ type: 'object', required: ['data', 'page', 'meta'], properties: { data: { type: 'array', items: item }, page, meta } });
 
 /**
  * A quota window (runtime/quota/catalog.ts `parseWindow`): a calendar window or `rolling-<n><m|h|d>`.
@@ -69,7 +53,7 @@ export const USAGE_SCHEMAS = defineSchemas({
   },
   UsageRollupList: {
     type: 'object', required: ['data'],
-    properties: { data: { type: 'array', items: ref('UsageMeterRollup') }, meta },
+    properties: { data: { type: 'array', items: ref('UsageMeterRollup') }, meta: metaSchema() },
   },
   UsageQuota: {
     type: 'object', required: ['id', 'tenantId', 'projectId', 'kind', 'limit', 'mode', 'window', 'dimensions', 'state', 'createdAt', 'updatedAt'],
