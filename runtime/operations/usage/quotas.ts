@@ -91,7 +91,7 @@ type QuotaContract = Omit<UsageContract, 'routes' | 'params'>;
 function quotaPair(id: string, method: RouteDecl['method'], tail: string, contract: QuotaContract, execute: OperationSpec['execute']): [DeclaredSpec, DeclaredSpec] {
   const byPath = usageContract({ ...contract, routes: [{ method, path: `Usage/:projectId/${tail}` }], params: { ...PROJECT_ID, ...QUOTA_ID } });
   const byHeaders = usageContract({
-    ...contract, cli: `${commandNameOf(id)} scoped`, params: QUOTA_ID,
+    ...contract, cli: `${commandNameOf(id)}-scoped`, params: QUOTA_ID,
     routes: [{ method, path: `usage/${tail}`, operationId: `${id}Alias`, summary: `${contract.summary} (the project of the scope headers)` }],
   });
   return [
