@@ -66,6 +66,8 @@ export interface NodeConfig {
   graphqlRequestTimeoutMs: number;
   /** CHECK_ANSWERS: REST answers of declared operations are checked against their declared schema (tests run with it; a mismatch answers 500). */
   checkAnswers: boolean;
+  /** CHECK_ANSWERS_LOG: a directory where the ids of operations whose answers were checked are noted (npm test's runner reports coverage from it). */
+  checkAnswersLog: string | null;
   /** AUDIT_RETENTION_DAYS: audit rows older than this are deleted; 0 keeps them forever. Default 30. */
   auditRetentionMs: number;
   /** EVENT_RETENTION_DAYS: rows of the SQL event projection older than this are deleted (never before the webhook router passed them); 0 keeps them. Default: EVENT_STREAM_MAX_AGE_HOURS (7 days). */
@@ -253,6 +255,7 @@ export function parseConfig(env: NodeJS.ProcessEnv = process.env): NodeConfig {
     idempotencyRetentionMs: int(env, 'IDEMPOTENCY_RETENTION_HOURS', 24, 1, 24 * 30) * HOUR_MS,
     graphqlRequestTimeoutMs: int(env, 'GRAPHQL_REQUEST_TIMEOUT_MS', DEFAULT_GRAPHQL_REQUEST_TIMEOUT_MS, 100, 600_000),
     checkAnswers: bool(env, 'CHECK_ANSWERS'),
+    checkAnswersLog: text(env, 'CHECK_ANSWERS_LOG'),
     auditRetentionMs: retentionDays(env, 'AUDIT_RETENTION_DAYS', 30 * DAY_MS),
     // The SQL projection keeps what the JetStream log keeps unless told otherwise.
     eventRetentionMs: retentionDays(env, 'EVENT_RETENTION_DAYS', int(env, 'EVENT_STREAM_MAX_AGE_HOURS', 168, 1, 24 * 3650) * HOUR_MS),

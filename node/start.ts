@@ -219,7 +219,7 @@ export async function startNode(config: NodeConfig): Promise<RunningNode> {
     scopes, publications, grants, governance, quotas, stability,
     audit, outbox, eventTail, usage,
     control: (leaseVia.control = new ActorControlPlane(actors)),
-    limits: { maxPageSize: config.maxPageSize, maxBatchRows: config.maxBatchRows, idempotencyRetentionMs: config.idempotencyRetentionMs, graphqlRequestTimeoutMs: config.graphqlRequestTimeoutMs, checkAnswers: config.checkAnswers },
+    limits: { maxPageSize: config.maxPageSize, maxBatchRows: config.maxBatchRows, idempotencyRetentionMs: config.idempotencyRetentionMs, graphqlRequestTimeoutMs: config.graphqlRequestTimeoutMs, checkAnswers: config.checkAnswers, ...(config.checkAnswersLog === null ? {} : { checkAnswersLog: config.checkAnswersLog }) },
     node,
     webhooks,
     routes: { resolve: route, list: () => STATIC_ROUTES.map((r) => ({ method: r.method, path: r.path, operationId: r.spec.id, authn: r.spec.authn })), declared: () => PLATFORM_OPERATIONS },

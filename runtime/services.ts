@@ -150,6 +150,8 @@ export interface Limits {
   graphqlRequestTimeoutMs?: number;
   /** Check REST answers of declared operations against their declared schema (contract/check-answer.ts); tests turn it on. */
   checkAnswers?: boolean;
+  /** Where checked answers are noted, one file per process (contract/answer-log.ts). */
+  checkAnswersLog?: string;
 }
 
 export interface Services {

@@ -19,8 +19,10 @@
  * line at the start and again at the end.
  */
 import { spawn } from 'node:child_process';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { PLATFORM_OPERATIONS } from '../runtime/operations/catalog.js';
 import { DEFAULT_TEST_DATABASE_URL, findNatsServer, postgresAnswers, serviceAvailable, servicesRequired, whyMissing, type Service } from '../test/support/services.js';
 
 const ROOT = 'dist/test';
@@ -94,6 +96,20 @@ function skippedReport(files: string[]): string | null {
   return lines.length === 0 ? null : lines.join('\n');
 }
 
+/**
+ * Every test server checks its declared operations' answers against their
+ * contracts (CHECK_ANSWERS); this sums which operations the suites met, so
+ * an operation no suite calls successfully is named rather than assumed checked.
+ */
+function answerCoverage(dir: string): string {
+  const met = new Set(readdirSync(dir).flatMap((f) => readFileSync(join(dir, f), 'utf8').split('\n').filter((l) => l !== '')));
+  const unmet = PLATFORM_OPERATIONS.map((op) => op.id).filter((id) => !met.has(id));
+  const head = `# answers checked against their contracts: ${PLATFORM_OPERATIONS.length - unmet.length} of ${PLATFORM_OPERATIONS.length} declared operations`;
+  return unmet.length === 0 ? head : `${head}; no suite met a successful answer of: ${unmet.join(', ')}`;
+}
+
+const answersLog = mkdtempSync(join(tmpdir(), 'plinth-answers-'));
+process.env.CHECK_ANSWERS_LOG = answersLog;
 const found = await findServices();
 const files = testFiles(ROOT);
 const serial = files.filter(startsNats);
@@ -105,5 +121,7 @@ if (skipped !== null) console.log(skipped);
 console.log(`# ${parallel.length} suites ${concurrency} at a time, then ${serial.length} suites that start NATS servers one at a time`);
 const first = await lane(parallel, concurrency);
 const second = await lane(serial, 1);
+console.log(answerCoverage(answersLog));
+rmSync(answersLog, { recursive: true, force: true });
 if (skipped !== null) console.log(skipped);
 process.exitCode = first !== 0 ? first : second;

@@ -1,12 +1,7 @@
 import { SCHEMA_TRANSITION_SPECS } from '../../runtime/operations/control/schema-transition.js';
 import { ENTITY_SPECS } from '../../runtime/operations/entity/index.js';
-import { DISCOVERY_SPECS } from '../../runtime/operations/control/discovery.js';
-import { HEALTH_SPECS } from '../../runtime/operations/control/health.js';
 import { EVENT_SPECS } from '../../runtime/operations/control/events.js';
-import { PROJECT_SPECS } from '../../runtime/operations/control/projects.js';
-import { GOVERNANCE_SPECS } from '../../runtime/operations/control/governance.js';
 import { SCHEMA_SPECS } from '../../runtime/operations/control/schema.js';
-import { TENANT_SPECS } from '../../runtime/operations/control/tenants.js';
 import { IDENTITY_SPECS, MFA_SPECS, STEP_UP_SPECS } from '../../runtime/operations/identity/index.js';
 import { REALTIME_SPECS } from '../../runtime/operations/realtime/index.js';
 import { AUDIT_SPECS } from '../../runtime/operations/control/audit.js';
@@ -15,14 +10,8 @@ import { WEBHOOK_DIAGNOSTICS_SPECS } from '../../runtime/operations/webhooks/dia
 import { OUTBOUND_WEBHOOK_SPECS as OW } from '../../runtime/operations/webhooks/outbound.js';
 import { REPLAY_SPECS } from '../../runtime/operations/webhooks/replay.js';
 import type { OperationSpec } from '../../runtime/operations/types.js';
-import { RECORD_ROUTES } from './routes-records.js';
 import { PLATFORM_OPERATIONS } from '../../runtime/operations/catalog.js';
 import { PROPOSAL_ROUTES } from './routes-proposals.js';
-import { notFoundSpec } from './not-found.js';
-import { GRAPHQL_SCHEMA_SPEC } from '../../runtime/operations/graphql/schema-sdl.js';
-import { GRAPHQL_REQUEST_SPEC } from '../../runtime/operations/graphql/request.js';
-import { GRAPHQL_PLAYGROUND_SPECS } from '../../runtime/operations/graphql/playground.js';
-import { GRPC_PROTO_SPEC } from '../../runtime/operations/grpc/proto.js';
 
 type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -60,38 +49,6 @@ const DECLARED_ROUTES: StaticRoute[] = PLATFORM_OPERATIONS.flatMap((spec) => spe
  */
 export const STATIC_ROUTES: StaticRoute[] = [
   ...DECLARED_ROUTES,
-  { method: 'GET', path: 'health', spec: HEALTH_SPECS.health },
-  { method: 'GET', path: 'health/live', spec: HEALTH_SPECS.live },
-  { method: 'GET', path: 'health/ready', spec: HEALTH_SPECS.ready },
-  { method: 'GET', path: 'RuntimeFabric/:projectId/fabric', spec: HEALTH_SPECS.fabric },
-  { method: 'GET', path: 'openapi.json', spec: DISCOVERY_SPECS.openApiJson! },
-  { method: 'GET', path: 'openapi.yaml', spec: DISCOVERY_SPECS.openApiYaml! },
-  // Also answered at /graphql/schema (handler.ts).
-  { method: 'GET', path: 'graphql/schema', spec: GRAPHQL_SCHEMA_SPEC },
-  { method: 'POST', path: 'graphql', spec: GRAPHQL_REQUEST_SPEC },
-  { method: 'GET', path: 'graphql', spec: GRAPHQL_PLAYGROUND_SPECS.page },
-  { method: 'GET', path: 'graphql/assets/:file', spec: GRAPHQL_PLAYGROUND_SPECS.asset },
-  // Also answered at /grpc/proto/service-app.proto (handler.ts).
-  { method: 'GET', path: 'grpc/proto/service-app.proto', spec: GRPC_PROTO_SPEC },
-
-  { method: 'GET', path: 'TenantRecord', spec: TENANT_SPECS.list },
-  { method: 'POST', path: 'TenantRecord', spec: TENANT_SPECS.create },
-  { method: 'GET', path: 'TenantRecord/:id', spec: TENANT_SPECS.read },
-  { method: 'PUT', path: 'TenantRecord/:id', spec: TENANT_SPECS.update },
-  { method: 'DELETE', path: 'TenantRecord/:id', spec: TENANT_SPECS.delete },
-
-  { method: 'POST', path: 'projects/create', spec: PROJECT_SPECS.create },
-  { method: 'GET', path: 'projects/resolve', spec: PROJECT_SPECS.resolve },
-  { method: 'POST', path: 'projects/:parentProjectId/children', spec: PROJECT_SPECS.createChild },
-  { method: 'GET', path: 'projects/:projectId/children', spec: PROJECT_SPECS.children },
-  { method: 'GET', path: 'projects/:projectId/descendants', spec: PROJECT_SPECS.descendants },
-  { method: 'GET', path: 'projects/:projectId/ancestors', spec: PROJECT_SPECS.ancestors },
-  { method: 'POST', path: 'projects/:projectId/suspend', spec: PROJECT_SPECS.suspend },
-  { method: 'POST', path: 'projects/:projectId/resume', spec: PROJECT_SPECS.resume },
-  { method: 'POST', path: 'projects/:projectId/archive', spec: PROJECT_SPECS.archive },
-  { method: 'GET', path: 'projects/:projectId/governance/envelope', spec: GOVERNANCE_SPECS.envelope },
-  { method: 'GET', path: 'projects/:projectId/governance/inheritance-policy', spec: GOVERNANCE_SPECS.getPolicy },
-  { method: 'PUT', path: 'projects/:projectId/governance/inheritance-policy', spec: GOVERNANCE_SPECS.putPolicy },
   { method: 'GET', path: 'projects/:projectId/capability-grants', spec: I['Projects.CapabilityGrants.List']! },
   { method: 'POST', path: 'projects/:projectId/capability-grants', spec: I['Projects.CapabilityGrants.Create']! },
   { method: 'DELETE', path: 'projects/:projectId/capability-grants/:grantId', spec: I['Projects.CapabilityGrants.Delete']! },
@@ -102,12 +59,6 @@ export const STATIC_ROUTES: StaticRoute[] = [
   { method: 'POST', path: 'projects/:projectId/api-keys', spec: I['Projects.ApiKeys.Create']! },
   { method: 'DELETE', path: 'projects/:projectId/api-keys/:id', spec: I['Projects.ApiKeys.Delete']! },
 
-  { method: 'GET', path: 'ProjectRecord', spec: PROJECT_SPECS.recordList },
-  { method: 'POST', path: 'ProjectRecord', spec: PROJECT_SPECS.recordCreate },
-  { method: 'GET', path: 'ProjectRecord/:id', spec: PROJECT_SPECS.recordRead },
-  { method: 'PUT', path: 'ProjectRecord/:id', spec: PROJECT_SPECS.recordUpdate },
-  { method: 'DELETE', path: 'ProjectRecord/:id', spec: PROJECT_SPECS.recordDelete },
-  ...RECORD_ROUTES,
   ...PROPOSAL_ROUTES,
 
   { method: 'POST', path: 'Schema/entities', spec: SCHEMA_SPECS.create },
@@ -179,8 +130,6 @@ export const STATIC_ROUTES: StaticRoute[] = [
 
   { method: 'GET', path: 'realtime/sse', spec: REALTIME_SPECS.sse },
   { method: 'POST', path: 'realtime/token', spec: REALTIME_SPECS.token },
-
-  { method: 'POST', path: 'operations/:operation', spec: notFoundSpec('Operation.Unknown', 'no custom operation with this name') },
 
   { method: 'GET', path: 'audit', spec: AUDIT_SPECS.list },
   { method: 'GET', path: 'audit/tail', spec: AUDIT_SPECS.tail },

@@ -1,4 +1,14 @@
 import { BRANCH_SPECS } from './control/branches.js';
+import { HEALTH_SPECS } from './control/health.js';
+import { DISCOVERY_SPECS } from './control/discovery.js';
+import { TENANT_SPECS } from './control/tenants.js';
+import { PROJECT_SPECS } from './control/projects.js';
+import { GOVERNANCE_SPECS } from './control/governance.js';
+import { CUSTOM_OPERATION_SPEC } from './control/custom-operations.js';
+import { GRAPHQL_SCHEMA_SPEC } from './graphql/schema-sdl.js';
+import { GRAPHQL_REQUEST_SPEC } from './graphql/request.js';
+import { GRAPHQL_PLAYGROUND_SPECS } from './graphql/playground.js';
+import { GRPC_PROTO_SPEC } from './grpc/proto.js';
 import { SANDBOX_SPECS } from './control/sandboxes.js';
 import { QUOTA_SPECS, USAGE_SPECS } from './usage/index.js';
 import { EXPLAIN_ACCESS_READ_SPEC } from './explainability/access-read.js';
@@ -6,6 +16,13 @@ import { accessPostSpec } from './explainability/access-post.js';
 import { EXPLAIN_READ_PLAN_SPEC } from './explainability/read-plan.js';
 import { EXPLAIN_API_SURFACE_SPEC } from './explainability/api-surface.js';
 import { EXPLAIN_PUBLICATION_SPECS } from './explainability/publication.js';
+import { VERSION_SPECS } from './control/version.js';
+import { VERSION_WRITE_SPECS } from './control/version-writes.js';
+import { ORGANIZATION_SPECS } from './control/organizations.js';
+import { ADOPT_TEMPLATE_SPEC, ROOT_PROJECT_SPEC } from './control/records.js';
+import { SURFACE_SPECS } from './control/surfaces.js';
+import { CONTRACT_PROJECTION_SPECS } from './control/contract-projection.js';
+import { INTROSPECTION_SPECS } from './control/introspection.js';
 import type { DeclaredSpec } from './types.js';
 
 /**
@@ -17,6 +34,16 @@ import type { DeclaredSpec } from './types.js';
  */
 export const PLATFORM_OPERATIONS: readonly DeclaredSpec[] = [
   // Platform: health, discovery documents, tenants, projects, governance, GraphQL and gRPC documents.
+  ...Object.values(HEALTH_SPECS),
+  ...Object.values(DISCOVERY_SPECS),
+  GRAPHQL_SCHEMA_SPEC,
+  GRAPHQL_REQUEST_SPEC,
+  ...Object.values(GRAPHQL_PLAYGROUND_SPECS),
+  GRPC_PROTO_SPEC,
+  ...Object.values(TENANT_SPECS),
+  ...Object.values(PROJECT_SPECS),
+  ...Object.values(GOVERNANCE_SPECS),
+  CUSTOM_OPERATION_SPEC,
 
 
   // Identity: sessions, federation, step-up, identity management, API keys, capability grants, identity providers.
@@ -34,6 +61,14 @@ export const PLATFORM_OPERATIONS: readonly DeclaredSpec[] = [
 
 
   // Versioning, records, surfaces, contract projection and introspection.
+  ...Object.values(VERSION_SPECS),
+  ...Object.values(VERSION_WRITE_SPECS),
+  ...Object.values(ORGANIZATION_SPECS),
+  ADOPT_TEMPLATE_SPEC,
+  ROOT_PROJECT_SPEC,
+  ...Object.values(SURFACE_SPECS),
+  ...Object.values(CONTRACT_PROJECTION_SPECS),
+  ...Object.values(INTROSPECTION_SPECS),
 
 
   // Events, webhooks (outbound, inbound, diagnostics, replay), realtime, audit.

@@ -171,7 +171,7 @@ export const correlationHeaders = (): Json => ({ 'X-Service-Correlation-Id': hea
 /** Error responses by status, plus `default`. */
 export const ERROR_RESPONSE_NAMES: Record<string, string> = {
   '400': 'BadRequest', '401': 'Unauthorized', '403': 'Forbidden', '404': 'NotFound', '409': 'Conflict',
-  '413': 'PayloadTooLarge', '422': 'ValidationFailed', '429': 'QuotaExceeded', default: 'Error',
+  '413': 'PayloadTooLarge', '422': 'ValidationFailed', '429': 'QuotaExceeded', '503': 'Unavailable', default: 'Error',
 };
 
 export function sharedResponses(): Json {
@@ -194,6 +194,7 @@ export function sharedResponses(): Json {
       'X-Service-Quota-Used': headerRef('QuotaUsed'),
       'X-Service-Quota-Reset': headerRef('QuotaReset'),
     }),
+    Unavailable: error('UNAVAILABLE: the node cannot serve this now (not ready, draining); `retryable` is true.'),
     Error: error('Any other error (5xx included), in the same envelope.'),
   };
 }

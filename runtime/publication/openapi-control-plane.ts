@@ -11,28 +11,25 @@ import { CONTROL_COMMON_SCHEMA_NAMES, controlCommonSchemas } from './openapi-con
 import { PROPOSAL_OPS, PROPOSAL_SCHEMA_NAMES, PROPOSAL_TAGS, proposalAndDeploymentSchemas, proposalParameters } from './openapi-proposals.js';
 import { SCHEMA_ENTITY_OPS, SCHEMA_ENTITY_SCHEMA_NAMES, SCHEMA_TAG, schemaEntityParameters, schemaEntitySchemas } from './openapi-schema-entities.js';
 import { SCHEMA_JOURNAL_OPS, SCHEMA_JOURNAL_SCHEMA_NAMES, SCHEMA_TRANSITION_TAG, schemaJournalParameters, schemaJournalSchemas } from './openapi-schema-journal.js';
-import { VERSIONING_OPS, VERSIONING_SCHEMA_NAMES, VERSIONING_TAG, versioningParameters, versioningSchemas } from './openapi-versioning.js';
-import { RECORD_OPS, RECORD_SCHEMA_NAMES, RECORD_TAGS, recordParameters, recordSchemas } from './openapi-records.js';
-import { DISCOVERY_OPS, DISCOVERY_SCHEMA_NAMES, DISCOVERY_TAG, discoverySchemas } from './openapi-discovery.js';
 
 export const CONTROL_PLANE_SCHEMA_NAMES = [
   ...CONTROL_COMMON_SCHEMA_NAMES, ...PROPOSAL_SCHEMA_NAMES, ...SCHEMA_ENTITY_SCHEMA_NAMES,
-  ...SCHEMA_JOURNAL_SCHEMA_NAMES, ...VERSIONING_SCHEMA_NAMES, ...RECORD_SCHEMA_NAMES, ...DISCOVERY_SCHEMA_NAMES,
+  ...SCHEMA_JOURNAL_SCHEMA_NAMES,
 ] as const;
 
 export const CONTROL_PLANE_OPS: StaticOp[] = [
-  ...PROPOSAL_OPS, ...SCHEMA_ENTITY_OPS, ...SCHEMA_JOURNAL_OPS, ...VERSIONING_OPS, ...RECORD_OPS, ...DISCOVERY_OPS,
+  ...PROPOSAL_OPS, ...SCHEMA_ENTITY_OPS, ...SCHEMA_JOURNAL_OPS,
 ];
 
 export function controlPlaneSchemas(): Json {
   return {
     ...controlCommonSchemas(), ...proposalAndDeploymentSchemas(), ...schemaEntitySchemas(),
-    ...schemaJournalSchemas(), ...versioningSchemas(), ...recordSchemas(), ...discoverySchemas(),
+    ...schemaJournalSchemas(),
   };
 }
 
 export function controlPlaneParameters(): Json {
-  return { ...proposalParameters(), ...schemaEntityParameters(), ...schemaJournalParameters(), ...versioningParameters(), ...recordParameters() };
+  return { ...proposalParameters(), ...schemaEntityParameters(), ...schemaJournalParameters() };
 }
 
-export const CONTROL_PLANE_TAGS = [...PROPOSAL_TAGS, SCHEMA_TAG, SCHEMA_TRANSITION_TAG, VERSIONING_TAG, ...RECORD_TAGS, DISCOVERY_TAG];
+export const CONTROL_PLANE_TAGS = [...PROPOSAL_TAGS, SCHEMA_TAG, SCHEMA_TRANSITION_TAG];

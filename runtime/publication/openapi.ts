@@ -23,7 +23,7 @@ export interface OpenApiInput {
   projectSlug: string;
   basePath: '/api' | '/v1';
   /** The platform's declared operations' paths, schemas and tags (runtime/operations/contract/openapi.ts). */
-  platform?: DeclaredOpenApi;
+  platform: DeclaredOpenApi;
 }
 
 const DESCRIPTION =
@@ -33,7 +33,7 @@ const DESCRIPTION =
 
 export function buildOpenApiDocument(input: OpenApiInput): Record<string, unknown> {
   const { model } = input;
-  const platform = input.platform ?? { paths: [], schemas: {}, tags: [] };
+  const { platform } = input;
   const names = allocateSchemaNames(model, [...SHARED_SCHEMA_NAMES, ...STATIC_SCHEMA_NAMES, ...Object.keys(platform.schemas)]);
   const relations = relationsOf(model);
 
@@ -64,7 +64,8 @@ export function buildOpenApiDocument(input: OpenApiInput): Record<string, unknow
     tags: [
       ...model.entities.map((e) => ({ name: e.entityName, description: `${e.entityName} rows.` })),
       // An entity of the same name (e.g. `Events`) keeps the tag; names must be unique.
-      ...[...STATIC_TAGS, ...platform.tags].filter((t) => !model.entities.some((e) => e.entityName === t.name)).map((t) => ({ name: t.name, description: t.description })),
+      // A declared family's tag may still be listed by a hand-written family of the same tag (Discovery): listed once.
+      ...[...STATIC_TAGS, ...platform.tags.filter((t) => !STATIC_TAGS.some((s) => s.name === t.name))].filter((t) => !model.entities.some((e) => e.entityName === t.name)).map((t) => ({ name: t.name, description: t.description })),
     ],
     security: globalSecurity(),
     paths,

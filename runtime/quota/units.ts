@@ -7,12 +7,15 @@ import type { EntityOperationKind } from '../publication/operations.js';
  * not depend on the operation layer above them.
  */
 export interface AdmissionRequest {
-  readonly inv: { readonly correlationId: string; readonly body: unknown };
+  readonly inv: { readonly correlationId: string; readonly body: unknown; readonly operation?: { readonly contract?: { readonly metering: DeclaredMetering } } };
   readonly scope: { readonly project: { readonly id: string } } | null;
   readonly operationId: string;
   readonly entity: { readonly entityName: string } | null;
   readonly entityOperation: { readonly kind: EntityOperationKind } | null;
 }
+
+/** An operation contract's metering rule (runtime/operations/contract/types.ts MeteringDecl), as quotas read it. */
+type DeclaredMetering = { readonly unit: 'none' } | { readonly unit: Metered['kind']; readonly estimate?: (body: unknown) => number };
 
 /** What an operation consumes, known before it runs (CONTRACT: Usage and quotas). */
 export interface Metered {
@@ -53,13 +56,19 @@ function batchLength(body: unknown, key: 'items' | 'ids'): number {
 }
 
 /**
- * The units of an entity operation, or null for what counts toward no windowed
- * quota (control plane, identity, usage, explainability; realtime subscribes,
- * which the hub bounds as open subscriptions: catalog.ts CONCURRENT_KINDS).
+ * The units of an entity operation or of a declared operation whose contract
+ * meters it, or null for what counts toward no windowed quota (control plane,
+ * identity, usage, explainability; realtime subscribes, which the hub bounds as
+ * open subscriptions: catalog.ts CONCURRENT_KINDS).
  */
 export function meteredOf(ctx: AdmissionRequest): Metered | null {
   const op = ctx.entityOperation;
-  if (op === null || ctx.entity === null) return null;
+  if (op === null || ctx.entity === null) {
+    // A declared platform operation counts what its contract says (most: nothing, and the contract says why).
+    const declared = ctx.inv.operation?.contract?.metering;
+    if (declared === undefined || declared.unit === 'none') return null;
+    return { kind: declared.unit, estimate: declared.estimate?.(ctx.inv.body) ?? 1 };
+  }
   const rule = METER_RULES[op.kind];
   return { kind: rule.kind, estimate: rule.estimate(ctx.inv.body), entity: ctx.entity.entityName };
 }

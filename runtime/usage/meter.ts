@@ -32,7 +32,7 @@ export function usageOf(ctx: OperationContext, result: Result): RecordedUsage | 
   const m = meteredOf(ctx);
   if (m !== null) {
     const units = actualUnits(m, result);
-    return units > 0 ? recorded(ctx, m.kind, units, { entity: m.entity! }) : null;
+    return units > 0 ? recorded(ctx, m.kind, units, m.entity === undefined ? undefined : { entity: m.entity }) : null;
   }
   return SUBSCRIBE_OPERATIONS.has(ctx.operationId) ? recorded(ctx, 'realtime.subscriptions', 1) : null;
 }

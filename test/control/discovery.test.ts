@@ -75,8 +75,17 @@ forEachBackend('discovery', (backend: Backend) => {
 
     const cli = (await p.client.get('/api/ContractProjection/cli')).body;
     const get = cli.commands.find((c: any) => c.name === 'customers get');
-    assert.deepEqual([get.method, get.path, get.args, get.operationId], ['GET', '/api/customers/{id}', ['id'], 'Entity.Customer.Read']);
-    assert.ok(cli.commands.some((c: any) => c.name === 'customers create' && c.body === true));
+    assert.deepEqual([get.method, get.path, get.args, get.operationId], ['GET', '/api/customers/{id}', [{ name: 'id', required: true }], 'Entity.Customer.Read']);
+    assert.ok(cli.commands.some((c: any) => c.name === 'customers create' && c.body === true && c.flags.some((f: any) => f.name === 'data')));
+    const listCommand = cli.commands.find((c: any) => c.name === 'customers list');
+    assert.deepEqual(listCommand.flags.map((f: any) => f.name), ['filter', 'sort', 'page-size', 'cursor', 'fields', 'include']);
+    assert.equal(typeof listCommand.summary, 'string');
+    // Platform commands come from the operations' contracts: flags from the declared body, admin-only ones say so.
+    const branchCreate = cli.commands.find((c: any) => c.operationId === 'ControlPlane.Branch.Create');
+    assert.deepEqual([branchCreate.name, branchCreate.method, branchCreate.path, branchCreate.authn], ['branch create', 'POST', '/api/branches', 'admin']);
+    assert.deepEqual(branchCreate.flags, [{ name: 'name', type: 'string', required: true }, { name: 'base', type: 'string', required: false }]);
+    const names = cli.commands.map((c: any) => c.name);
+    assert.equal(new Set(names).size, names.length, 'command names are unique');
 
     const user = p.client.with({ token: await projectUserToken(p.client) });
     for (const path of ['/api/ContractProjection/descriptor', '/api/ContractProjection/cli', '/api/Introspection/surface']) {

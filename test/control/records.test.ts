@@ -51,6 +51,10 @@ forEachBackend('records', (backend: Backend) => {
     assert.equal(renamed.name, 'Acme Inc');
     assert.equal(renamed.slug, slug);
     assert.equal(controlData(await admin.get(`/api/OrganizationRecord/${org.id}`), 200).name, 'Acme Inc');
+    // A null name is "not given", like an absent one (it used to reach the blank check and answer 500).
+    assert.equal(controlData(await admin.put(`/api/OrganizationRecord/${org.id}`, { name: null }), 200, 'OrganizationRecord', 'updated').name, 'Acme Inc');
+    expectError(await admin.put(`/api/OrganizationRecord/${org.id}`, { name: 5 }), 422, 'VALIDATION_FAILED', 'Organization.InvalidProperty', 'name');
+    expectError(await admin.put(`/api/OrganizationRecord/${org.id}`, { name: 'x', slug: 'y' }), 422, 'VALIDATION_FAILED', 'Organization.UnknownProperty', 'slug');
 
     const del = await admin.delete(`/api/OrganizationRecord/${org.id}`);
     expectStatus(del, 204);
@@ -69,6 +73,8 @@ forEachBackend('records', (backend: Backend) => {
     expectError(await admin.post('/api/OrganizationRecord', { slug: newSlug(), name: 'x', tenant: t.id, extra: 1 }), 422, 'VALIDATION_FAILED', 'Organization.UnknownProperty', 'extra');
     expectError(await admin.post('/api/OrganizationRecord', { slug: newSlug(), name: 7, tenant: t.id }), 422, 'VALIDATION_FAILED', 'Organization.InvalidProperty', 'name');
     expectError(await admin.post('/api/OrganizationRecord', { slug: newSlug(), name: '  ', tenant: t.id }), 422, 'VALIDATION_FAILED', 'Organization.InvalidName', 'name');
+    expectError(await admin.post('/api/OrganizationRecord', { slug: newSlug(), name: 'n'.repeat(201), tenant: t.id }), 422, 'VALIDATION_FAILED', 'Organization.InvalidProperty', 'name');
+    expectError(await admin.post('/api/OrganizationRecord', []), 422, 'VALIDATION_FAILED', 'Organization.InvalidBody');
     expectError(await admin.post('/api/OrganizationRecord', '{"slug":'), 422, 'VALIDATION_FAILED', 'Request.MalformedJson');
     expectError(await admin.post('/api/OrganizationRecord', { slug: newSlug(), name: 'x', tenant: newSlug() }), 404, 'NOT_FOUND', 'Tenant.NotFound');
     expectError(await admin.get('/api/OrganizationRecord/not-a-uuid'), 422, 'VALIDATION_FAILED', 'Organization.InvalidId', 'id');

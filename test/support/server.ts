@@ -89,6 +89,7 @@ export async function startServer(opts: StartOptions = {}): Promise<TestServer> 
     PASSWORD_HASH_COST: TEST_PASSWORD_HASH_COST,
     // Every REST answer of a declared operation is checked against its declared schema (a mismatch answers 500).
     CHECK_ANSWERS: 'true',
+    ...(process.env.CHECK_ANSWERS_LOG === undefined ? {} : { CHECK_ANSWERS_LOG: process.env.CHECK_ANSWERS_LOG }),
     ...(databaseUrl === null ? {} : { DATABASE_URL: databaseUrl, DB_POOL_SIZE: '5' }),
     ...opts.env,
   });

@@ -11,7 +11,10 @@ export interface CliCommand {
   args: Array<{ name: string; required: boolean }>;
   flags: Array<{ name: string; type: string; required: boolean }>;
   body: boolean;
-  requiredGrants: readonly string[];
+  /** Who may run it: `user` (a project user token or an API key, with the grants listed) or `admin` (the platform admin token). */
+  authn: string;
+  /** Grants an entity command needs; a platform command's grants depend on its arguments (its operation says which). */
+  requiredGrants?: readonly string[];
 }
 
 const kebab = (s: string): string => s.replace(/([a-z0-9])([A-Z])/g, '$1-$2').toLowerCase();
@@ -57,7 +60,7 @@ export function declaredCommands(ops: readonly DeclaredOperation[], basePath: st
       args: [...route.path.matchAll(/:(\w+)/g)].map((m) => ({ name: m[1]!, required: true })),
       flags: [...query, ...bodyFlags(op)],
       body: op.contract.body !== undefined,
-      requiredGrants: [],
+      authn: op.authn,
     };
   });
 }

@@ -9,3 +9,4 @@ export { declaredOpenApi, openApiPathOf, operationIdOf, type DeclaredOpenApi } f
 export { declaredCommands, commandNameOf, type CliCommand } from './cli.js';
 export { CONTROL_PLANE_UNMETERED, READ_ERRORS, WRITE_ERRORS } from './common.js';
 export { answerMismatch } from './check-answer.js';
+export { noteCheckedAnswer } from './answer-log.js';

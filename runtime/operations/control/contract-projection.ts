@@ -1,8 +1,24 @@
 import type { CompiledPublication } from '../../publication/compiled-publication.js';
 import type { EntityOperation, EntityOperationKind } from '../../publication/operations.js';
 import type { ProtocolName } from '../../versioning/platform.js';
-import { noGrants, type OperationContext, type OperationSpec } from '../types.js';
+import type { DeclaredSpec, OperationContext } from '../types.js';
+import type { ParamDecl, TagDecl } from '../contract/index.js';
 import { conditional, tagged, type Tagged } from './etag.js';
+import { declaredCommands, type CliCommand } from '../contract/index.js';
+import { familyOp, type FamilyContract } from './records-family-op.js';
+import { DISCOVERY_SCHEMAS as DS } from './discovery-schemas.js';
+import { DISCOVERY_TAG } from './document-schemas.js';
+
+export { DISCOVERY_TAG };
+
+export const discoveryOp = familyOp(DISCOVERY_TAG);
+
+/** What the contract of a document with an `ETag` says beyond its summary, route and schema. */
+export const DOCUMENT_CONTRACT = {
+  description: 'A document of the serving publication with an `ETag`; `If-None-Match` with it answers 304.',
+  headers: { 'If-None-Match': { description: 'An `ETag` this route answered: 304 without a body while the document is unchanged.' } } as Record<string, ParamDecl>,
+  errors: [400, 401, 404],
+} as const;
 
 /**
  * Where each protocol of the project answers, relative to the server; every
@@ -56,28 +72,49 @@ function commandName(collection: string, o: EntityOperation): string {
   return [collection, ...(o.relation === null ? [] : [o.relation]), CLI_VERB[o.kind]].join(' ');
 }
 
-const pathArgs = (path: string): string[] => [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
+const pathArgs = (path: string): CliCommand['args'] => [...path.matchAll(/\{(\w+)\}/g)].map((m) => ({ name: m[1]!, required: true }));
+
+const flag = (name: string, type: string): CliCommand['flags'][number] => ({ name, type, required: false });
+const READ_FLAGS = [flag('fields', 'string'), flag('include', 'string')];
+const LIST_FLAGS = [flag('filter', 'json'), flag('sort', 'string'), flag('page-size', 'integer'), flag('cursor', 'string'), ...READ_FLAGS];
+const DATA_FLAGS = [flag('data', 'json')];
+
+/** The flags of each entity operation kind (CONTRACT: Developer tools): a `Record` over the kinds, like the verbs. */
+const CLI_FLAGS: Record<EntityOperationKind, CliCommand['flags']> = {
+  List: LIST_FLAGS, Read: READ_FLAGS, Count: [flag('filter', 'json')], RelationList: LIST_FLAGS,
+  Create: DATA_FLAGS, Update: [...DATA_FLAGS, flag('if-match', 'string')], Replace: [...DATA_FLAGS, flag('if-match', 'string')], Delete: [flag('if-match', 'string')],
+  BatchCreate: DATA_FLAGS, BatchUpdate: DATA_FLAGS, BatchDelete: DATA_FLAGS, RelationAttach: DATA_FLAGS, RelationDetach: [],
+};
+
+const summaryOf = (o: EntityOperation): string => `${o.kind.replace(/([a-z])([A-Z])/g, '$1 $2')} ${o.entity}${o.relation === null ? '' : ` ${o.relation}`}`;
 
 function cli(ctx: OperationContext, pub: CompiledPublication, basePath: string): Record<string, unknown> {
   const scope = ctx.scope!;
   const collectionOf = new Map([...pub.entities.values()].map((e) => [e.entityName, e.collection]));
   return {
-    cliDescriptorVersion: 1,
+    cliDescriptorVersion: 2,
     tenant: scope.tenant.slug,
     project: scope.project.slug,
     branch: scope.branch,
     publicationVersion: pub.version,
     basePath,
     headers: { tenant: 'X-Service-Tenant', project: 'X-Service-Project', branch: 'X-Service-Branch', authorization: 'Authorization: Bearer <token>' },
-    commands: [...pub.operations.values()].map((o) => ({
-      name: commandName(collectionOf.get(o.entity) ?? o.entity, o),
-      operationId: o.operationId,
-      method: o.method,
-      path: `${basePath}${o.path}`,
-      args: pathArgs(o.path),
-      body: o.method === 'POST' || o.method === 'PUT' || o.method === 'PATCH',
-      requiredGrants: o.requiredGrants,
-    })),
+    commands: [
+      ...[...pub.operations.values()].map((o): CliCommand => ({
+        name: commandName(collectionOf.get(o.entity) ?? o.entity, o),
+        summary: summaryOf(o),
+        operationId: o.operationId,
+        method: o.method,
+        path: `${basePath}${o.path}`,
+        args: pathArgs(o.path),
+        flags: CLI_FLAGS[o.kind],
+        body: o.method === 'POST' || o.method === 'PUT' || o.method === 'PATCH',
+        authn: 'user',
+        requiredGrants: o.requiredGrants,
+      })),
+      // The platform's declared operations (branches, proposals, runs, …), from their contracts.
+      ...declaredCommands(ctx.services.routes?.declared?.() ?? [], basePath),
+    ],
   };
 }
 
@@ -88,10 +125,10 @@ function memo(ctx: OperationContext, kind: string, build: (pub: CompiledPublicat
   return pub.derive(`${kind}${basePath}`, () => tagged(build(pub, basePath)));
 }
 
-const discovery = (id: string, kind: string, build: (ctx: OperationContext, pub: CompiledPublication, basePath: string) => Record<string, unknown>): OperationSpec => ({
-  id, authn: 'user', scope: 'project', grants: noGrants, requestHeaders: ['if-none-match'],
-  execute: async (ctx) => conditional(ctx, memo(ctx, kind, (pub, basePath) => build(ctx, pub, basePath))),
-});
+/** Any credential of the project (scope headers), answered as a conditional document. */
+const discovery = (id: string, contract: FamilyContract, kind: string, build: (ctx: OperationContext, pub: CompiledPublication, basePath: string) => Record<string, unknown>): DeclaredSpec =>
+  discoveryOp(id, { authn: 'user', scope: 'project', requestHeaders: ['if-none-match'] }, contract,
+    async (ctx) => conditional(ctx, memo(ctx, kind, (pub, basePath) => build(ctx, pub, basePath))));
 
 /**
  * `/api/ContractProjection/descriptor` and `/cli`: what the project's
@@ -99,6 +136,12 @@ const discovery = (id: string, kind: string, build: (ctx: OperationContext, pub:
  * control-plane envelope, so their ETag is stable across requests).
  */
 export const CONTRACT_PROJECTION_SPECS = {
-  descriptor: discovery('Discovery.ContractProjection.Descriptor', 'contract-descriptor', descriptor),
-  cli: discovery('Discovery.ContractProjection.Cli', 'contract-cli', cli),
+  descriptor: discovery('Discovery.ContractProjection.Descriptor', {
+    summary: 'What the project\'s publication exposes: entities, operations, bindings, endpoints', routes: [{ method: 'GET', path: 'ContractProjection/descriptor' }],
+    ...DOCUMENT_CONTRACT, output: { status: 200, body: DS.DiscoveryContractDescriptor, conditional: true },
+  }, 'contract-descriptor', descriptor),
+  cli: discovery('Discovery.ContractProjection.Cli', {
+    summary: 'A CLI descriptor: one command per entity operation', routes: [{ method: 'GET', path: 'ContractProjection/cli' }],
+    ...DOCUMENT_CONTRACT, output: { status: 200, body: DS.DiscoveryCliDescriptor, conditional: true },
+  }, 'contract-cli', cli),
 };

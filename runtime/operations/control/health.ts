@@ -1,9 +1,20 @@
 import { ServiceError, notFound } from '../../errors/service-error.js';
 import { readProject } from '../../control/project-store.js';
 import { control } from '../envelopes.js';
-import { noGrants, type OperationContext, type OperationSpec } from '../types.js';
+import { noGrants, type DeclaredSpec, type OperationContext, type OperationSpec } from '../types.js';
+import { READ_ERRORS, type MeteringDecl, type NamedSchema, type TagDecl } from '../contract/index.js';
+import { HEALTH_SCHEMAS as S } from './health-schemas.js';
 
-const publicOp = (id: string, execute: OperationSpec['execute']): OperationSpec => ({ id, authn: 'public', scope: 'none', grants: noGrants, execute });
+export const PLATFORM_TAG: TagDecl = { name: 'Platform', description: 'The node itself: liveness, readiness, health and the runtime fabric.' };
+
+/** Probes and node views read no project data, so they count toward no quota (a balancer probes without a project). */
+const UNMETERED: MeteringDecl = { unit: 'none', why: 'node probes and views: no project data' };
+
+/** A public probe at `path`: no credential, no scope; `errors` besides `default`. */
+const publicOp = (id: string, path: string, summary: string, body: NamedSchema, errors: readonly number[], execute: OperationSpec['execute']): DeclaredSpec => ({
+  id, authn: 'public', scope: 'none', grants: noGrants, execute,
+  contract: { tag: PLATFORM_TAG, summary, routes: [{ method: 'GET', path }], output: { status: 200, body }, errors, metering: UNMETERED, stability: 'stable' },
+});
 
 /**
  * The routes are public (a balancer or orchestrator probes them without a
@@ -21,7 +32,7 @@ const isAdmin = (ctx: OperationContext): boolean => ctx.actor.kind === 'admin';
  * admin. None of them reveals tenant data.
  */
 export const HEALTH_SPECS = {
-  health: publicOp('Platform.Health', async (ctx) => {
+  health: publicOp('Platform.Health', 'health', 'Node health: the status; with the platform admin bearer also the node, its mode and the members', S.PlatformHealth, [], async (ctx) => {
     const node = ctx.services.node;
     const status = node.draining ? 'draining' : 'ok';
     if (!isAdmin(ctx)) return { status: 200, body: { status } };
@@ -31,11 +42,11 @@ export const HEALTH_SPECS = {
       body: { status, nodeId: ctx.services.nodeId, mode: node.mode, members: members.map((m) => ({ nodeId: m.nodeId, updatedAt: m.updatedAt, load: m.load })), correlationId: ctx.inv.correlationId },
     };
   }),
-  live: publicOp('Platform.Health.Live', async (ctx) => ({
+  live: publicOp('Platform.Health.Live', 'health/live', 'Liveness: the process answers', S.PlatformLiveness, [], async (ctx) => ({
     status: 200,
     body: isAdmin(ctx) ? { status: 'live', nodeId: ctx.services.nodeId, correlationId: ctx.inv.correlationId } : { status: 'live' },
   })),
-  ready: publicOp('Platform.Health.Ready', async (ctx) => {
+  ready: publicOp('Platform.Health.Ready', 'health/ready', 'Readiness: dependencies reachable and not draining (else 503 `Node.NotReady`, retryable)', S.PlatformReadiness, [503], async (ctx) => {
     const node = ctx.services.node;
     const { ok, checks } = await node.check();
     if (node.draining) checks.node = 'draining';
@@ -46,6 +57,11 @@ export const HEALTH_SPECS = {
   }),
   fabric: {
     id: 'RuntimeFabric.Fabric', authn: 'admin', scope: 'none', grants: noGrants,
+    contract: {
+      tag: PLATFORM_TAG, summary: 'The nodes that serve a project, with their load (platform admin only)',
+      routes: [{ method: 'GET', path: 'RuntimeFabric/:projectId/fabric' }], params: { projectId: { description: 'Project id.', schema: { type: 'string', format: 'uuid' } } },
+      output: { status: 200, body: S.PlatformRuntimeFabric }, errors: READ_ERRORS, metering: UNMETERED, stability: 'stable',
+    },
     execute: async (ctx) => {
       const project = await readProject(ctx.services.db, null, ctx.inv.params.projectId ?? '');
       if (project === null) throw notFound('Project.NotFound', 'project not found');
@@ -58,5 +74,5 @@ export const HEALTH_SPECS = {
         nodes: members,
       });
     },
-  } satisfies OperationSpec,
+  } satisfies DeclaredSpec,
 };

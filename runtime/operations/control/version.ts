@@ -8,11 +8,33 @@ import { FOUNDATIONS, findFoundation } from '../../versioning/foundations.js';
 import { readFoundation } from '../../versioning/foundation-store.js';
 import { API_VERSIONS, PLATFORM_SCHEMA_VERSION, PLATFORM_VERSION, PROTOCOLS } from '../../versioning/platform.js';
 import { control } from '../envelopes.js';
-import { noGrants, type OperationContext, type OperationSpec } from '../types.js';
+import type { OperationContext } from '../types.js';
+import type { ParamDecl, TagDecl } from '../contract/index.js';
 import { checkId } from './organizations.js';
+import { familyOp } from './records-family-op.js';
+import { PROFILE_PATTERN, SEMVER_PATTERN, VERSION_SCHEMAS as VS } from './version-schemas.js';
 
 const S = PLATFORM_SCHEMA;
-const admin = (id: string, execute: OperationSpec['execute']): OperationSpec => ({ id, authn: 'admin', scope: 'none', grants: noGrants, execute });
+
+export const VERSIONING_TAG: TagDecl = { name: 'Versioning', description: 'Platform and project versions, publications, foundations, binding stability.' };
+export const versionOp = familyOp(VERSIONING_TAG);
+
+/**
+ * Path parameters of the `/version…` routes. Their patterns are documented,
+ * not validated by the router: the handlers answer 422 with their own reasons.
+ */
+export const VERSION_PARAMS: Record<string, ParamDecl> = {
+  projectId: { description: 'Project id.', schema: { type: 'string', format: 'uuid' } },
+  publicationVersion: { description: 'A publication version (positive integer).', schema: { type: 'string', pattern: '^[1-9][0-9]{0,17}$' } },
+  profileName: { description: 'Foundation profile.', schema: { type: 'string', pattern: PROFILE_PATTERN } },
+  foundationVersion: { description: 'Foundation version (`1.2.0`).', schema: { type: 'string', pattern: SEMVER_PATTERN } },
+  planId: { description: 'Upgrade plan id.', schema: { type: 'string', format: 'uuid' } },
+  executionId: { description: 'Upgrade execution id.', schema: { type: 'string', format: 'uuid' } },
+};
+
+/** By path project id, no scope headers. */
+const byPath = { scope: 'none' } as const;
+const P = 'version/projects/:projectId';
 
 export async function requireProjectParam(ctx: OperationContext): Promise<ProjectRow> {
   const p = await readProject(ctx.services.db, null, checkId(ctx.inv.params.projectId, 'Project', 'projectId'));
@@ -38,16 +60,22 @@ const POSITIVE_INT = /^[1-9][0-9]{0,17}$/;
 
 /** `/api/version` (CONTRACT: Versioning): what this platform runs and what each project publishes. */
 export const VERSION_SPECS = {
-  platform: {
-    id: 'ControlPlane.Version.Platform', authn: 'public', scope: 'none', grants: noGrants,
-    execute: async (ctx) => control(ctx, 'Version', 'read', { platformVersion: PLATFORM_VERSION, apiVersions: [...API_VERSIONS] }),
-  } satisfies OperationSpec,
-  project: admin('ControlPlane.Version.Project', async (ctx) => {
+  platform: versionOp('ControlPlane.Version.Platform', { authn: 'public', scope: 'none' }, {
+    summary: 'Platform version and API versions (no credential)', routes: [{ method: 'GET', path: 'version' }],
+    output: { status: 200, body: VS.ControlPlatformVersion }, errors: [],
+  }, async (ctx) => control(ctx, 'Version', 'read', { platformVersion: PLATFORM_VERSION, apiVersions: [...API_VERSIONS] })),
+  project: versionOp('ControlPlane.Version.Project', byPath, {
+    summary: 'Head publicationVersion of every branch and the version production serves', routes: [{ method: 'GET', path: P }], params: VERSION_PARAMS,
+    output: { status: 200, body: VS.ControlProjectVersions },
+  }, async (ctx) => {
     const p = await requireProjectParam(ctx);
     const v = await versionVector(ctx, p.id);
     return control(ctx, 'Version', 'read', { projectId: p.id, branches: v.branches, environments: { production: v.production } });
   }),
-  publication: admin('ControlPlane.Version.Publication', async (ctx) => {
+  publication: versionOp('ControlPlane.Version.Publication', byPath, {
+    summary: 'One publication: branch, entities, descriptor hash', routes: [{ method: 'GET', path: `${P}/publication/:publicationVersion` }], params: VERSION_PARAMS,
+    output: { status: 200, body: VS.ControlPublication },
+  }, async (ctx) => {
     const p = await requireProjectParam(ctx);
     const raw = ctx.inv.params.publicationVersion ?? '';
     if (!POSITIVE_INT.test(raw)) throw validationFailed('Publication.InvalidVersion', 'publicationVersion must be a positive integer', 'publicationVersion');
@@ -63,18 +91,27 @@ export const VERSION_SPECS = {
       descriptorHash: row.descriptor_hash, createdAt: new Date(row.created_at).toISOString(),
     });
   }),
-  baseline: admin('ControlPlane.Version.PlatformBaseline', async (ctx) => control(ctx, 'PlatformBaseline', 'read', {
+  baseline: versionOp('ControlPlane.Version.PlatformBaseline', byPath, {
+    summary: 'Platform baseline: versions, protocols, foundations', routes: [{ method: 'GET', path: 'version/platform-baseline' }],
+    output: { status: 200, body: VS.ControlPlatformBaseline }, errors: [401, 403],
+  }, async (ctx) => control(ctx, 'PlatformBaseline', 'read', {
     platformVersion: PLATFORM_VERSION, apiVersions: [...API_VERSIONS], platformSchemaVersion: PLATFORM_SCHEMA_VERSION,
     protocols: [...PROTOCOLS], foundations: FOUNDATIONS.map((f) => ({ profileName: f.profileName, foundationVersion: f.foundationVersion })),
   })),
-  foundation: admin('ControlPlane.Version.Foundation', async (ctx) => {
+  foundation: versionOp('ControlPlane.Version.Foundation', byPath, {
+    summary: 'A foundation profile at a version', routes: [{ method: 'GET', path: 'version/foundations/:profileName/:foundationVersion' }], params: VERSION_PARAMS,
+    output: { status: 200, body: VS.ControlFoundation },
+  }, async (ctx) => {
     const name = checkProfileName(ctx.inv.params.profileName);
     const version = checkFoundationVersion(ctx.inv.params.foundationVersion);
     const f = findFoundation(name, version);
     if (f === undefined) throw notFound('Foundation.NotFound', `no foundation ${name}@${version}`);
     return control(ctx, 'Foundation', 'read', { ...f, capabilities: [...f.capabilities], available: f.minPlatformSchema <= PLATFORM_SCHEMA_VERSION });
   }),
-  projectFoundation: admin('ControlPlane.Version.ProjectFoundation', async (ctx) => {
+  projectFoundation: versionOp('ControlPlane.Version.ProjectFoundation', byPath, {
+    summary: 'The foundation the project adopted', routes: [{ method: 'GET', path: `${P}/foundation` }], params: VERSION_PARAMS,
+    output: { status: 200, body: VS.ControlProjectFoundation },
+  }, async (ctx) => {
     const p = await requireProjectParam(ctx);
     return control(ctx, 'Foundation', 'read', await readFoundation(ctx.services.db, p.id));
   }),

@@ -2,7 +2,9 @@ import { readFileSync, existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { notFound } from '../../errors/service-error.js';
-import { noGrants, type OperationContext, type OperationSpec, type Result } from '../types.js';
+import { noGrants, type DeclaredSpec, type OperationContext, type Result } from '../types.js';
+import type { OperationContract } from '../contract/index.js';
+import { GRAPHQL_TAG } from './graphql-schemas.js';
 
 /**
  * The playground's files, served from their npm packages (the machines
@@ -76,6 +78,12 @@ function available(): void {
   if (process.env.NODE_ENV === 'production') throw notFound('Route.Unknown', 'no route matches this path');
 }
 
+/** Development only: `NODE_ENV=production` answers 404 `Route.Unknown`, so the page may change with any release. */
+const playground = (path: string, summary: string, mediaType: string): OperationContract => ({
+  tag: GRAPHQL_TAG, summary, routes: [{ method: 'GET', path }], output: { status: 200, mediaType }, errors: [404],
+  metering: { unit: 'none', why: 'static development files, no project data' }, stability: 'experimental',
+});
+
 /** `/graphql` or `/api/graphql`, `/v1/graphql`: where the page was asked for, so its requests go to the same place. */
 const baseOf = (ctx: OperationContext): string => (ctx.inv.basePath === '/api' ? '/graphql' : `${ctx.inv.basePath}/graphql`);
 
@@ -83,14 +91,19 @@ export const GRAPHQL_PLAYGROUND_SPECS = {
   /** `GET /graphql`: GraphiQL, public and without data (it asks for everything with the credential the user types in). */
   page: {
     id: 'Discovery.GraphQL.Playground', authn: 'public', scope: 'none', grants: noGrants,
+    contract: playground('graphql', 'GraphiQL, the GraphQL playground page (development only; public, holds no data)', 'text/html'),
     execute: async (ctx): Promise<Result> => {
       available();
       return { status: 200, body: page(baseOf(ctx)), headers: { 'Content-Type': 'text/html; charset=utf-8', 'Content-Security-Policy': CSP, 'Cache-Control': 'no-cache' } };
     },
-  } satisfies OperationSpec,
+  } satisfies DeclaredSpec,
   /** `GET /graphql/assets/:file`: one of the page's files. */
   asset: {
     id: 'Discovery.GraphQL.PlaygroundAsset', authn: 'public', scope: 'none', grants: noGrants,
+    contract: {
+      ...playground('graphql/assets/:file', 'A script or style sheet of the playground page, from its npm package (development only)', 'text/*'),
+      params: { file: { description: 'File name (`graphiql.min.js`, `graphiql.min.css`, `react.production.min.js`, `react-dom.production.min.js`, `graphql-ws.js`); another answers 404.' } },
+    },
     execute: async (ctx): Promise<Result> => {
       available();
       const name = ctx.inv.params.file ?? '';
@@ -100,5 +113,5 @@ export const GRAPHQL_PLAYGROUND_SPECS = {
       if (text === undefined) loaded.set(name, (text = readFileSync(join(packageDir(asset.pkg), asset.file), 'utf8')));
       return { status: 200, body: text, headers: { 'Content-Type': asset.type, 'Cache-Control': CACHE } };
     },
-  } satisfies OperationSpec,
+  } satisfies DeclaredSpec,
 };
