@@ -3,7 +3,7 @@ import { readProject } from '../../control/project-store.js';
 import { listQuotas, quotaProject, readQuota, type QuotaRecord } from '../../quota/store.js';
 import { list as listOf, noContent, single } from '../envelopes.js';
 import { noGrants, type DeclaredSpec, type OperationContext, type OperationSpec, type ProjectRow } from '../types.js';
-import { commandNameOf, type RouteDecl } from '../contract/index.js';
+import type { RouteDecl } from '../contract/index.js';
 import { USAGE_SCHEMAS as S } from './usage-schemas.js';
 import { usageContract, type UsageContract } from './usage-contract.js';
 
@@ -84,19 +84,19 @@ type QuotaContract = Omit<UsageContract, 'routes' | 'params'>;
 
 /**
  * One quota operation answers on two routes: by the path's project id (no scope headers) and under
- * `/api/usage` by the scope headers. They are two specs with one id (audit and usage rows name the
- * operation, not the route); admin only, so a project user's token gets 403 at stage 1 (CONTRACT: a
- * quota write by a user → 403). The scoped route's OpenAPI operation id is `<id>Alias`.
+ * `/api/usage` by the scope headers (`<id>Scoped`, as `Usage.Events.ListScoped`): two specs, since
+ * the scope is the spec's. Admin only, so a project user's token gets 403 at stage 1 (CONTRACT: a
+ * quota write by a user → 403).
  */
 function quotaPair(id: string, method: RouteDecl['method'], tail: string, contract: QuotaContract, execute: OperationSpec['execute']): [DeclaredSpec, DeclaredSpec] {
   const byPath = usageContract({ ...contract, routes: [{ method, path: `Usage/:projectId/${tail}` }], params: { ...PROJECT_ID, ...QUOTA_ID } });
   const byHeaders = usageContract({
-    ...contract, cli: `${commandNameOf(id)}-scoped`, params: QUOTA_ID,
-    routes: [{ method, path: `usage/${tail}`, operationId: `${id}Alias`, summary: `${contract.summary} (the project of the scope headers)` }],
+    ...contract, params: QUOTA_ID,
+    routes: [{ method, path: `usage/${tail}`, summary: `${contract.summary} (the project of the scope headers)` }],
   });
   return [
     { id, authn: 'admin', scope: 'none', grants: noGrants, execute, contract: byPath },
-    { id, authn: 'admin', scope: 'project', grants: noGrants, execute, contract: byHeaders },
+    { id: `${id}Scoped`, authn: 'admin', scope: 'project', grants: noGrants, execute, contract: byHeaders },
   ];
 }
 
