@@ -37,7 +37,7 @@ import { PublicationRegistry } from '../runtime/publication/registry.js';
 import type { EventTailSource } from '../runtime/events/event-tail.js';
 import { SqlEventTail } from '../runtime/events/event-tail.js';
 import { RealtimeHub } from '../runtime/realtime/hub.js';
-import { CheckSlots } from '../runtime/realtime/check-slots.js';
+import { pageQueueFor } from '../runtime/streams/page-queue.js';
 import { StreamSlots, type LongLivedStreams } from '../runtime/streams/stream-slots.js';
 import { retentionRules } from '../runtime/retention/rules.js';
 import { ClusterRealtimeUsage } from '../cluster/realtime-usage.js';
@@ -209,7 +209,7 @@ export async function startNode(config: NodeConfig): Promise<RunningNode> {
   const deploymentRecovery = new DeploymentRecovery({ db, lease: deploymentLease, log, invalidate: (projectId) => publications.invalidate(projectId) });
   const streams: LongLivedStreams = {
     slots: new StreamSlots({ perActor: config.realtimeMaxSubscriptionsPerActor, perNode: config.maxStreamsPerNode }),
-    pages: new CheckSlots(config.streamPageConcurrency),
+    pages: pageQueueFor(db.backend, config.streamPageConcurrency, () => inFlight.count > 0),
   };
   const services: Services = {
     db, log, nodeId: config.nodeId, deploymentLease,

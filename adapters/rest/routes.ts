@@ -1,7 +1,5 @@
-import { SCHEMA_TRANSITION_SPECS } from '../../runtime/operations/control/schema-transition.js';
 import { ENTITY_SPECS } from '../../runtime/operations/entity/index.js';
 import { EVENT_SPECS } from '../../runtime/operations/control/events.js';
-import { SCHEMA_SPECS } from '../../runtime/operations/control/schema.js';
 import { IDENTITY_SPECS, MFA_SPECS, STEP_UP_SPECS } from '../../runtime/operations/identity/index.js';
 import { REALTIME_SPECS } from '../../runtime/operations/realtime/index.js';
 import { AUDIT_SPECS } from '../../runtime/operations/control/audit.js';
@@ -11,7 +9,6 @@ import { OUTBOUND_WEBHOOK_SPECS as OW } from '../../runtime/operations/webhooks/
 import { REPLAY_SPECS } from '../../runtime/operations/webhooks/replay.js';
 import type { OperationSpec } from '../../runtime/operations/types.js';
 import { PLATFORM_OPERATIONS } from '../../runtime/operations/catalog.js';
-import { PROPOSAL_ROUTES } from './routes-proposals.js';
 
 type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -59,35 +56,7 @@ export const STATIC_ROUTES: StaticRoute[] = [
   { method: 'POST', path: 'projects/:projectId/api-keys', spec: I['Projects.ApiKeys.Create']! },
   { method: 'DELETE', path: 'projects/:projectId/api-keys/:id', spec: I['Projects.ApiKeys.Delete']! },
 
-  ...PROPOSAL_ROUTES,
 
-  { method: 'POST', path: 'Schema/entities', spec: SCHEMA_SPECS.create },
-  { method: 'PUT', path: 'Schema/entities', spec: SCHEMA_SPECS.alter },
-  { method: 'DELETE', path: 'Schema/entities', spec: SCHEMA_SPECS.delete },
-  { method: 'POST', path: 'Schema/entities/delete', spec: SCHEMA_SPECS.delete },
-  { method: 'POST', path: 'Schema/entities/preview', spec: SCHEMA_SPECS.preview },
-  { method: 'POST', path: 'Schema/entities/validate', spec: SCHEMA_SPECS.validate },
-  { method: 'GET', path: 'Schema/entities/metadata', spec: SCHEMA_SPECS.metadata },
-  { method: 'GET', path: 'Schema/entities/metadata/:entityName', spec: SCHEMA_SPECS.metadataEntity },
-  { method: 'GET', path: 'Schema/diff', spec: SCHEMA_SPECS.diff },
-  { method: 'GET', path: 'Schema/journal', spec: SCHEMA_SPECS.journal },
-  { method: 'GET', path: 'Schema/journal/:id', spec: SCHEMA_SPECS.journalEntry },
-  { method: 'POST', path: 'Schema/journal/:id/recover', spec: SCHEMA_SPECS.recover },
-  { method: 'GET', path: 'Schema/migration-history/:entityName', spec: SCHEMA_SPECS.history },
-  { method: 'POST', path: 'Schema/migrate/apply', spec: SCHEMA_SPECS.apply },
-  { method: 'POST', path: 'Schema/migrate/rollback/:journalId', spec: SCHEMA_SPECS.rollback },
-  { method: 'POST', path: 'Schema/entities/batch', spec: SCHEMA_SPECS.batch },
-  { method: 'POST', path: 'Schema/entities/delete-batch', spec: SCHEMA_SPECS.deleteBatch },
-  { method: 'POST', path: 'Schema/snapshots', spec: SCHEMA_SPECS.snapshotCreate },
-  { method: 'GET', path: 'Schema/snapshots', spec: SCHEMA_SPECS.snapshotList },
-  { method: 'GET', path: 'Schema/snapshots/:id', spec: SCHEMA_SPECS.snapshotRead },
-  { method: 'DELETE', path: 'Schema/entities/batch', spec: SCHEMA_SPECS.deleteBatch },
-  { method: 'GET', path: 'SchemaTransition', spec: SCHEMA_TRANSITION_SPECS.list },
-  { method: 'POST', path: 'SchemaTransition', spec: SCHEMA_TRANSITION_SPECS.create },
-  { method: 'POST', path: 'SchemaTransition/preview', spec: SCHEMA_TRANSITION_SPECS.preview },
-  { method: 'GET', path: 'SchemaTransition/:id', spec: SCHEMA_TRANSITION_SPECS.read },
-  { method: 'POST', path: 'SchemaTransition/:id/execute', spec: SCHEMA_TRANSITION_SPECS.execute },
-  { method: 'POST', path: 'SchemaTransition/:id/rollback', spec: SCHEMA_TRANSITION_SPECS.rollback },
 
   { method: 'GET', path: 'events', spec: EVENT_SPECS.list },
   { method: 'GET', path: 'Event', spec: EVENT_SPECS.list },

@@ -1,4 +1,5 @@
 import { ServiceError } from '../errors/service-error.js';
+import { paceAfter } from '../pacing.js';
 
 /** Default of GRAPHQL_REQUEST_TIMEOUT_MS: how long one GraphQL request may keep the database busy. */
 export const DEFAULT_GRAPHQL_REQUEST_TIMEOUT_MS = 5_000;
@@ -54,7 +55,7 @@ export class RequestBudget {
       this.signal.throwIfAborted();
       return await fn();
     } finally {
-      this.lastMs = Math.min(performance.now() - t, MAX_PAUSE_MS);
+      this.lastMs = paceAfter(performance.now() - t);
       const next = this.waiting.shift();
       if (next !== undefined) next();
       else this.free++;
@@ -67,9 +68,6 @@ export class RequestBudget {
     this.outer?.removeEventListener('abort', this.onOuterAbort);
   }
 }
-
-/** Longest pause between two root fields of a paced request. */
-const MAX_PAUSE_MS = 100;
 
 /** Root fields of one request at a time: PGlite's one connection gets 1; a pool gives a request a quarter of it. */
 export const rootSlotsFor = (connections: number): number => Math.max(1, Math.floor(connections / 4));

@@ -24,7 +24,8 @@ const DONE: GrpcReply = { kind: 'done' };
  * slots (per actor, per node: 429 → RESOURCE_EXHAUSTED, before any query).
  * Each page is one List dispatch (its connection is back in the pool when
  * it answers: a paused stream holds none), run through the node's FIFO of
- * page queries so any number of streams hold at most a few connections.
+ * pages so any number of streams hold at most a few connections (on
+ * PGlite one page at a time, paced: runtime/streams/page-queue.ts).
  * A page is written whole; the next is queried only once the transport's
  * buffer drained: a slow reader slows the query, and at most one page
  * (≤ 200 rows) plus the transport's buffer is held. A call that ended
@@ -39,11 +40,12 @@ export async function runStreamList(cc: CallContext, ex: GrpcExchange, request: 
   try {
     let token = typeof m.page_token === 'string' ? m.page_token : '';
     let first = true;
-    for (;;) {
-      if (ex.ended) return DONE;
+    // One page: its query and the writing of its rows, both inside the node's page queue, so a paced
+    // queue (PGlite) pauses as long as both took. Null once the call ended.
+    const page = async (): Promise<{ next: string | undefined; full: boolean } | null> => {
+      if (ex.ended) return null;
       const args = listArgsOf({ ...m, page_token: token, include_total: false }, size);
-      const result = await streams.pages.run(() => (ex.ended ? Promise.resolve(null) : dispatchEntity(cc, GRPC_METHOD_CAPABILITIES.StreamList, { args })));
-      if (result === null) return DONE;
+      const result = await dispatchEntity(cc, GRPC_METHOD_CAPABILITIES.StreamList, { args });
       const body = result.body as { data: Array<Record<string, unknown>>; page: Page };
       if (first) {
         first = false;
@@ -51,13 +53,17 @@ export async function runStreamList(cc: CallContext, ex: GrpcExchange, request: 
       }
       let full = false;
       for (const row of body.data) {
-        if (ex.ended) return DONE;
+        if (ex.ended) return null;
         full = !ex.write(encodeMessage(t.row, messageOfRow(t.entity, row))) || full;
       }
-      if (body.page.next === undefined) return DONE;
+      return { next: body.page.next, full };
+    };
+    for (;;) {
+      const written = await streams.pages.run(page);
+      if (written === null || written.next === undefined) return DONE;
       // The next page waits until the transport took this one: a slow reader holds at most one page here.
-      if (full) await ex.drained();
-      token = body.page.next;
+      if (written.full) await ex.drained();
+      token = written.next;
     }
   } finally {
     release();

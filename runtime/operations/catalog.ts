@@ -23,6 +23,10 @@ import { ADOPT_TEMPLATE_SPEC, ROOT_PROJECT_SPEC } from './control/records.js';
 import { SURFACE_SPECS } from './control/surfaces.js';
 import { CONTRACT_PROJECTION_SPECS } from './control/contract-projection.js';
 import { INTROSPECTION_SPECS } from './control/introspection.js';
+import { PROPOSAL_SPECS } from './control/proposals.js';
+import { DEPLOYMENT_SPECS } from './control/deployments.js';
+import { SCHEMA_SPECS } from './control/schema.js';
+import { SCHEMA_TRANSITION_SPECS } from './control/schema-transition.js';
 import type { DeclaredSpec } from './types.js';
 
 /**
@@ -55,9 +59,13 @@ export const PLATFORM_OPERATIONS: readonly DeclaredSpec[] = [
 
 
   // Proposals and deployments.
+  ...Object.values(PROPOSAL_SPECS),
+  ...Object.values(DEPLOYMENT_SPECS),
 
 
   // Schema: entities, journal, migrations, snapshots, transitions.
+  ...Object.values(SCHEMA_SPECS),
+  ...Object.values(SCHEMA_TRANSITION_SPECS),
 
 
   // Versioning, records, surfaces, contract projection and introspection.

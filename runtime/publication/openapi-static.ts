@@ -15,13 +15,11 @@ import { EVENTS_OUT_OPS, EVENTS_OUT_SCHEMA_NAMES, EVENTS_OUT_TAGS, eventsOutPara
 import {
   IDENTITY_MANAGEMENT_OPS, IDENTITY_MANAGEMENT_SCHEMA_NAMES, IDENTITY_MANAGEMENT_TAGS, identityManagementParameters, identityManagementSchemas,
 } from './openapi-identity-management.js';
-import { CONTROL_PLANE_OPS, CONTROL_PLANE_SCHEMA_NAMES, CONTROL_PLANE_TAGS, controlPlaneParameters, controlPlaneSchemas } from './openapi-control-plane.js';
 
 export const STATIC_SCHEMA_NAMES = [
   'IdentityCredentials', 'IdentityRegistered', 'IdentityRefreshInput', 'IdentityTokens', 'IdentityMe', 'IdentitySession',
   'IdentitySessionList', 'IdentityFederationStartInput', 'IdentityFederationStarted', 'IdentityFederationCallbackInput', 'Event', 'EventSingle', 'EventList', 'EventFilter', ...EVENTS_OUT_SCHEMA_NAMES,
   ...IDENTITY_MANAGEMENT_SCHEMA_NAMES, ...API_KEY_SCHEMA_NAMES, ...STEP_UP_SCHEMA_NAMES,
-  ...CONTROL_PLANE_SCHEMA_NAMES,
 ] as const;
 
 const str = (description?: string): Json => (description === undefined ? { type: 'string' } : { type: 'string', description });
@@ -133,7 +131,6 @@ export function staticSchemas(): Json {
     ...stepUpSchemas(),
     ...eventsOutSchemas(),
     ...identityManagementSchemas(),
-    ...controlPlaneSchemas(),
   };
 }
 
@@ -149,7 +146,6 @@ export function staticParameters(): Json {
     ...stepUpParameters(),
     ...eventsOutParameters(),
     ...identityManagementParameters(),
-    ...controlPlaneParameters(),
   };
 }
 
@@ -214,8 +210,6 @@ export function staticPaths(): Array<{ path: string; method: string; operation: 
     ...STEP_UP_OPS,
 
     ...EVENTS_OUT_OPS,
-
-    ...CONTROL_PLANE_OPS,
   ].map((s) => {
     const op: Json = { operationId: s.operationId, tags: [s.tag], summary: s.summary };
     if (s.description !== undefined) op.description = s.description;
@@ -233,5 +227,4 @@ export const STATIC_TAGS = [
   ...IDENTITY_MANAGEMENT_TAGS,
   { name: 'Events', description: 'The project\'s event log.' },
   ...EVENTS_OUT_TAGS,
-  ...CONTROL_PLANE_TAGS,
 ];

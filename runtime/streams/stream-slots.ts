@@ -1,6 +1,6 @@
 import { ServiceError } from '../errors/service-error.js';
 import type { Actor } from '../identity/actor.js';
-import type { CheckSlots } from '../realtime/check-slots.js';
+import type { PageQueue } from './page-queue.js';
 
 /**
  * Bounds on long-lived streams held open on one node (node/config.ts):
@@ -121,9 +121,9 @@ export interface LongLivedStreams {
   /** Open streams, per actor and per node. */
   readonly slots: StreamSlots;
   /**
-   * gRPC StreamList page queries in flight on this node, FIFO: however many
-   * streams are open, they hold at most this many pooled connections (or
-   * PGlite queue places) at once, so other tenants' requests keep theirs.
+   * gRPC StreamList pages in flight on this node, FIFO (page-queue.ts):
+   * however many streams are open, they hold at most a few pooled
+   * connections at once, and on PGlite leave its thread free half of the time.
    */
-  readonly pages: CheckSlots;
+  readonly pages: PageQueue;
 }

@@ -1,4 +1,3 @@
-import { validationFailed } from '../../errors/service-error.js';
 import type { BranchCommand, BranchCommandResult } from '../../branches/branch-commands.js';
 import { listBranches, refOfPathId, requireBranch, type BranchRecord, type BranchRef } from '../../branches/branch-store.js';
 import { control, noContent } from '../envelopes.js';
@@ -25,23 +24,6 @@ const LIST = 'List the project\'s branches (`main` included)';
 const CREATE = 'Create a branch: base\'s schema and a copy of its rows (same ids), in one transaction';
 const BY_NAME = { name: { description: 'Branch name.' } };
 const BY_ID = { id: { description: 'Branch id (a value that is not a UUID is taken as the name).' } };
-
-export const bodyObject = (body: unknown, block: string): Record<string, unknown> => {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw validationFailed(`${block}.InvalidBody`, 'body must be a JSON object');
-  return body as Record<string, unknown>;
-};
-
-export function refuseUnknown(b: Record<string, unknown>, allowed: string[], block: string): void {
-  for (const k of Object.keys(b)) if (!allowed.includes(k)) throw validationFailed(`${block}.UnknownProperty`, `unknown property '${k}'`, k);
-}
-
-/** A branch name in a body: a string matching the CONTRACT regex, else 422 naming the field. */
-export function checkBranchName(value: unknown, field: string): string {
-  if (typeof value !== 'string' || !BRANCH_NAME.test(value)) {
-    throw validationFailed('Branch.InvalidName', `'${field}' must match ^[a-z0-9][a-z0-9-]{0,62}$`, field);
-  }
-  return value;
-}
 
 export const runBranch = (ctx: OperationContext, cmd: BranchCommand): Promise<BranchCommandResult> => ctx.services.control.branchCommand(ctx.scope!.project.id, cmd);
 

@@ -11,11 +11,29 @@ import { driverLease, type DriverLease } from '../../deployments/deployment-leas
 import { recoverOrphanedDeployments, type RecoveryDeps, type RecoveryScope } from '../../deployments/deployment-recovery.js';
 import type { Services } from '../../services.js';
 import { control } from '../envelopes.js';
-import { noGrants, type OperationContext, type OperationSpec } from '../types.js';
-import { bodyObject, checkBranchName, refuseUnknown } from './branches.js';
+import { noGrants, type DeclaredSpec, type OperationContext, type OperationSpec } from '../types.js';
+import { CONTROL_PLANE_UNMETERED, READ_ERRORS, WRITE_ERRORS, type OperationContract, type TagDecl } from '../contract/index.js';
+import { BRANCH_NAME } from './branches.js';
+import { DEPLOYMENT_SCHEMAS as DS } from './proposal-schemas.js';
 
 const S = PLATFORM_SCHEMA;
-const deploymentOp = (id: string, execute: OperationSpec['execute']): OperationSpec => ({ id, authn: 'admin', scope: 'project', grants: noGrants, execute });
+
+export const DEPLOYMENTS_TAG: TagDecl = { name: 'Deployments', description: 'Which publication an environment serves; ramps, bakes and rollbacks.' };
+
+type DeploymentContract = Omit<OperationContract, 'tag' | 'errors' | 'metering' | 'stability'>;
+
+/** Project-scoped, platform admin only (CONTRACT "Common"); never metered. */
+const deploymentOp = (id: string, contract: DeploymentContract, execute: OperationSpec['execute']): DeclaredSpec => ({
+  id, authn: 'admin', scope: 'project', grants: noGrants, execute,
+  contract: { tag: DEPLOYMENTS_TAG, errors: contract.body === undefined ? READ_ERRORS : WRITE_ERRORS, metering: CONTROL_PLANE_UNMETERED, stability: 'stable', ...contract },
+});
+
+/** Reason codes of the deployment bodies' 422s, as the hand-written checks answered them (`target` is checked by `targetOf`). */
+const DEPLOYMENT_REASONS = {
+  prefix: 'Deployment',
+  fields: { environment: 'Deployment.UnknownEnvironment', ramp: 'Deployment.InvalidRamp', bake: 'Deployment.InvalidBake', toVersion: 'Deployment.InvalidVersion' },
+};
+const BY_ID = { id: { description: 'Deployment id.' } };
 
 type Resolved = PublicationRef;
 
@@ -43,23 +61,41 @@ const positiveVersion = (v: unknown, field: string): number => {
   return v;
 };
 
+/**
+ * The body's `target`, checked here rather than by the schema (proposal-schemas.ts `targetInput`
+ * says why): not an object → `Deployment.InvalidBody`, an unknown key → `Deployment.UnknownProperty`
+ * naming the key, a bad branch → `Branch.InvalidName`, a bad version → `Deployment.InvalidVersion`.
+ */
+function targetOf(raw: unknown): { branch: string; publicationVersion: number | null } {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw validationFailed('Deployment.InvalidBody', 'body must be a JSON object');
+  const t = raw as Record<string, unknown>;
+  for (const k of Object.keys(t)) if (k !== 'branch' && k !== 'publicationVersion') throw validationFailed('Deployment.UnknownProperty', `unknown property '${k}'`, k);
+  if (typeof t.branch !== 'string' || !BRANCH_NAME.test(t.branch)) throw validationFailed('Branch.InvalidName', "'target.branch' must match ^[a-z0-9][a-z0-9-]{0,62}$", 'target.branch');
+  const v = t.publicationVersion;
+  return { branch: t.branch, publicationVersion: v === undefined || v === null ? null : positiveVersion(v, 'target.publicationVersion') };
+}
+
 /** `target: { branch, publicationVersion? }`: the branch's head, or a publication recorded on that branch (CONTRACT "Deployments"). */
 async function resolveTarget(ctx: OperationContext, raw: unknown): Promise<{ branch: string; resolved: Resolved }> {
-  const t = bodyObject(raw, 'Deployment');
-  refuseUnknown(t, ['branch', 'publicationVersion'], 'Deployment');
-  const branch = checkBranchName(t.branch, 'target.branch');
+  const t = targetOf(raw);
+  const branch = t.branch;
   const projectId = ctx.scope!.project.id;
   const head = await readHead(ctx.services.db, projectId, branch, false);
-  const version = t.publicationVersion === undefined || t.publicationVersion === null ? head.version : positiveVersion(t.publicationVersion, 'target.publicationVersion');
+  const version = t.publicationVersion ?? head.version;
   const pub = version === 0 ? null : await publicationOf(ctx.services.db, projectId, version, branch);
   if (pub === null || (pub.branch !== branch && version !== head.version)) throw notFound('Deployment.VersionNotFound', `branch '${branch}' has no publication ${version}`);
   return { branch, resolved: pub };
 }
 
-const environmentOf = (v: unknown): string => {
-  if (v === undefined || v === null || v === PRODUCTION) return PRODUCTION;
-  throw validationFailed('Deployment.UnknownEnvironment', "the only environment is 'production'", 'environment');
-};
+/** The schema allows `production` or nothing: the one environment. */
+const environmentOf = (v: string | null | undefined): string => v ?? PRODUCTION;
+
+interface DeploymentBody {
+  target?: unknown;
+  environment?: string | null;
+  ramp?: unknown;
+  bake?: number | null;
+}
 
 /** What production serves now (for requests without `X-Service-Branch`) and main's head. */
 async function servingNow(db: SqlExecutor, projectId: string, environment: string): Promise<{ serving: Resolved; head: { version: number; model: ProjectModel } }> {
@@ -76,6 +112,7 @@ function refuseUnservable(target: Resolved, headModel: ProjectModel): void {
   if (problem !== null) throw conflict('Deployment.SchemaIncompatible', `publication ${target.version} cannot serve main's tables: ${problem}; change the schema (merge, migrate or rollback in the journal) first`);
 }
 
+/** The steps of a ramp (its outer shape checked by the schema): 1 to 20 ascending percentages, as a list or `{ steps }`. */
 function parseRamp(v: unknown): number[] | null {
   if (v === undefined || v === null) return null;
   const steps = Array.isArray(v) ? v : (typeof v === 'object' && Array.isArray((v as Record<string, unknown>).steps) ? (v as Record<string, unknown>).steps as unknown[] : null);
@@ -88,9 +125,12 @@ function parseRamp(v: unknown): number[] | null {
   return steps as number[];
 }
 
-const preview = deploymentOp('ControlPlane.Deployment.Preview', async (ctx) => {
-  const b = bodyObject(ctx.inv.body, 'Deployment');
-  refuseUnknown(b, ['target', 'environment'], 'Deployment');
+const preview = deploymentOp('ControlPlane.Deployment.Preview', {
+  summary: 'Plan a deployment without changing anything', routes: [{ method: 'POST', path: 'deployments/preview' }],
+  body: DS.ControlDeploymentPreviewInput, reasons: DEPLOYMENT_REASONS,
+  output: { status: 200, body: DS.ControlDeploymentPlan },
+}, async (ctx) => {
+  const b = ctx.inv.body as DeploymentBody;
   const environment = environmentOf(b.environment);
   const { resolved } = await resolveTarget(ctx, b.target);
   const { serving } = await servingNow(ctx.services.db, ctx.scope!.project.id, environment);
@@ -118,13 +158,15 @@ async function insertOrTakeOver(ctx: OperationContext, d: NewDeployment, target:
   }
 }
 
-const create = deploymentOp('ControlPlane.Deployment.Create', async (ctx) => {
-  const b = bodyObject(ctx.inv.body, 'Deployment');
-  refuseUnknown(b, ['target', 'environment', 'ramp', 'bake'], 'Deployment');
+const create = deploymentOp('ControlPlane.Deployment.Create', {
+  summary: 'Deploy a branch head or publication to an environment (optionally ramped, then baked)', routes: [{ method: 'POST', path: 'deployments' }],
+  body: DS.ControlDeploymentInput, reasons: DEPLOYMENT_REASONS,
+  output: { status: 202, body: DS.ControlDeploymentAccepted },
+}, async (ctx) => {
+  const b = ctx.inv.body as DeploymentBody;
   const environment = environmentOf(b.environment);
   const ramp = parseRamp(b.ramp);
   const bake = b.bake ?? 0;
-  if (typeof bake !== 'number' || !Number.isInteger(bake) || bake < 0 || bake > 3600) throw validationFailed('Deployment.InvalidBake', "'bake' must be whole seconds from 0 to 3600", 'bake');
   const { branch, resolved } = await resolveTarget(ctx, b.target);
   const db = ctx.services.db;
   const projectId = ctx.scope!.project.id;
@@ -139,7 +181,10 @@ const create = deploymentOp('ControlPlane.Deployment.Create', async (ctx) => {
   return control(ctx, 'Deployment', 'accepted', { id: rec.id, state: rec.state, environment: rec.environment, target: rec.target }, 202);
 });
 
-const read = deploymentOp('ControlPlane.Deployment.Read', async (ctx) => {
+const read = deploymentOp('ControlPlane.Deployment.Read', {
+  summary: 'Read a deployment and the version its environment serves', routes: [{ method: 'GET', path: 'deployments/:id' }], params: BY_ID,
+  output: { status: 200, body: DS.ControlDeploymentSingle },
+}, async (ctx) => {
   const projectId = ctx.scope!.project.id;
   let row = await requireDeployment(ctx.services.db, projectId, ctx.inv.params.id ?? '');
   if (ACTIVE_STATES.includes(row.state) && (await recoverIn(ctx, { projectId, id: row.id }))) row = await requireDeployment(ctx.services.db, projectId, row.id);
@@ -147,13 +192,15 @@ const read = deploymentOp('ControlPlane.Deployment.Read', async (ctx) => {
 });
 
 /** Ends the deployment `rolledBack` and pins the environment to `toVersion` in one transaction. */
-const rollback = deploymentOp('ControlPlane.Deployment.Rollback', async (ctx) => {
+const rollback = deploymentOp('ControlPlane.Deployment.Rollback', {
+  summary: 'Roll a deployment back: the environment serves `toVersion`', routes: [{ method: 'POST', path: 'deployments/:id/rollback' }], params: BY_ID,
+  body: DS.ControlDeploymentRollbackInput, reasons: DEPLOYMENT_REASONS,
+  output: { status: 202, body: DS.ControlDeploymentSingle },
+}, async (ctx) => {
   const db = ctx.services.db;
   const projectId = ctx.scope!.project.id;
   const row = await requireDeployment(db, projectId, ctx.inv.params.id ?? '');
-  const b = bodyObject(ctx.inv.body, 'Deployment');
-  refuseUnknown(b, ['toVersion'], 'Deployment');
-  const toVersion = positiveVersion(b.toVersion, 'toVersion');
+  const { toVersion } = ctx.inv.body as { toVersion: number };
   const to = await publicationOf(db, projectId, toVersion);
   if (to === null) throw notFound('Deployment.VersionNotFound', `publication ${toVersion} never existed`);
   const rolled = await db.transaction(async (tx) => {

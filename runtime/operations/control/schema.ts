@@ -7,10 +7,23 @@ import { collectionName } from '../../publication/naming.js';
 import { parseEntityDefinition } from '../../publication/validate-definition.js';
 import { control } from '../envelopes.js';
 import { SCHEMA_JOURNAL_SPECS } from './schema-journal.js';
-import { noGrants, type OperationContext, type OperationSpec } from '../types.js';
+import type { DeclaredSpec, OperationContext } from '../types.js';
+import type { OperationContract } from '../contract/index.js';
+import { SCHEMA_ENTITY_SCHEMAS as ES } from './schema-entity-schemas.js';
+import { SCHEMA_REASONS, SCHEMA_TAG, schemaOp } from './schema-op.js';
 
-/** Schema routes are project-scoped and need the platform admin (project roles arrive with governance). */
-const schemaOp = (id: string, execute: OperationSpec['execute']): OperationSpec => ({ id, authn: 'admin', scope: 'project', grants: noGrants, execute });
+const op = (id: string, contract: Parameters<typeof schemaOp>[2], execute: Parameters<typeof schemaOp>[3]): DeclaredSpec => schemaOp(SCHEMA_TAG, id, contract, execute);
+
+const PROPOSAL_REQUIRED = 'On a branch with `requireProposal` every mutating `/Schema` route answers 403 `Branch.ProposalRequired`.';
+const DELETE = 'Delete an entity and its table on the branch';
+const REF = 'Digits: a publicationVersion; anything else: a branch name (its head). Unknown → 404.';
+
+/**
+ * An entity definition body (create, alter, preview, validate): documented, checked by the handler
+ * (schema-entity-schemas.ts `checkedByHandler` says why). Optional to ajv, so that no body at all
+ * still reaches the handler and gets its `Schema.InvalidBody` on `$`.
+ */
+const DEFINITION_BODY: Pick<OperationContract, 'body' | 'bodyOptional' | 'reasons'> = { body: ES.ControlEntityDefinitionInput, bodyOptional: true, reasons: SCHEMA_REASONS };
 
 /** DELETE takes `entityName` from the body or the query string. */
 function deleteBody(ctx: OperationContext): unknown {
@@ -19,8 +32,8 @@ function deleteBody(ctx: OperationContext): unknown {
   return ctx.inv.body;
 }
 
-function change(id: string, action: SchemaAction, status: number, state: string): OperationSpec {
-  return schemaOp(id, async (ctx) => {
+function change(id: string, contract: Parameters<typeof schemaOp>[2], action: SchemaAction, status: number, state: string): DeclaredSpec {
+  return op(id, contract, async (ctx) => {
     const scope = ctx.scope!;
     const body = action === 'delete' ? deleteBody(ctx) : ctx.inv.body;
     const res = await ctx.services.control.applySchemaChange({
@@ -54,23 +67,46 @@ function entityMetadata(ctx: OperationContext, name: string) {
 }
 
 export const SCHEMA_SPECS = {
-  create: change('Schema.Entities.Create', 'create', 201, 'created'),
-  alter: change('Schema.Entities.Alter', 'alter', 200, 'altered'),
-  delete: change('Schema.Entities.Delete', 'delete', 200, 'deleted'),
-  preview: schemaOp('Schema.Entities.Preview', async (ctx) => {
+  create: change('Schema.Entities.Create', {
+    summary: 'Create an entity on the branch (one publication)', description: PROPOSAL_REQUIRED,
+    routes: [{ method: 'POST', path: 'Schema/entities' }], ...DEFINITION_BODY, output: { status: 201, body: ES.ControlSchemaChangeResult },
+  }, 'create', 201, 'created'),
+  alter: change('Schema.Entities.Alter', {
+    summary: 'Replace an entity\'s definition on the branch (one publication)', description: `Adding a nullable field is metadata-only in PostgreSQL (no table rewrite). ${PROPOSAL_REQUIRED}`,
+    routes: [{ method: 'PUT', path: 'Schema/entities' }], ...DEFINITION_BODY, output: { status: 200, body: ES.ControlSchemaChangeResult },
+  }, 'alter', 200, 'altered'),
+  // The entity is named by the query string or by the body; neither is required alone, so the body is optional.
+  delete: change('Schema.Entities.Delete', {
+    summary: DELETE, description: PROPOSAL_REQUIRED,
+    routes: [{ method: 'DELETE', path: 'Schema/entities' }, { method: 'POST', path: 'Schema/entities/delete', summary: `${DELETE} (same as \`DELETE /Schema/entities\`)` }],
+    query: { entityName: { description: 'Entity to delete (or `{ entityName }` as the body).' } },
+    body: ES.ControlEntityNameInput, bodyOptional: true, reasons: SCHEMA_REASONS,
+    output: { status: 200, body: ES.ControlSchemaChangeResult },
+  }, 'delete', 200, 'deleted'),
+  preview: op('Schema.Entities.Preview', {
+    summary: 'What a create or alter would change (no SQL, applies nothing)',
+    routes: [{ method: 'POST', path: 'Schema/entities/preview' }], ...DEFINITION_BODY, output: { status: 200, body: ES.ControlSchemaPreview },
+  }, async (ctx) => {
     const scope = ctx.scope!;
     const head = await readHead(ctx.services.db, scope.project.id, scope.branch, false);
     const action: SchemaAction = findEntity(head.model, String((ctx.inv.body as Record<string, unknown> | null)?.entityName ?? '')) === undefined ? 'create' : 'alter';
     const plan = planChange(head.model, head.schema, action, ctx.inv.body);
     return control(ctx, 'Schema', 'previewed', { action, entityName: plan.entityName, changes: fieldChanges(plan.before, plan.after), fromVersion: head.version, toVersion: await nextPublicationVersion(ctx.services.db, scope.project.id, head.version) });
   }),
-  validate: schemaOp('Schema.Entities.Validate', async (ctx) => {
+  validate: op('Schema.Entities.Validate', {
+    summary: 'Check a definition without applying it (200 with `valid: false` and the problems)',
+    routes: [{ method: 'POST', path: 'Schema/entities/validate' }], ...DEFINITION_BODY, output: { status: 200, body: ES.ControlSchemaValidation },
+    errors: [400, 401, 403, 404, 413, 422],
+  }, async (ctx) => {
     const { def, problems, problemCount } = parseEntityDefinition(ctx.inv.body, ctx.scope!.publication.record.model);
     return control(ctx, 'Schema', def === undefined ? 'invalid' : 'valid', def === undefined
       ? { valid: false, errors: problems, errorCount: problemCount, truncated: problemCount > problems.length }
       : { valid: true, errors: problems });
   }),
-  metadata: schemaOp('Schema.Entities.Metadata', async (ctx) => {
+  metadata: op('Schema.Entities.Metadata', {
+    summary: 'Every entity of the serving publication with its operations and bindings',
+    routes: [{ method: 'GET', path: 'Schema/entities/metadata' }], output: { status: 200, body: ES.ControlSchemaMetadata },
+  }, async (ctx) => {
     const pub = ctx.scope!.publication;
     return control(ctx, 'Schema', 'read', {
       publicationVersion: pub.version,
@@ -78,12 +114,19 @@ export const SCHEMA_SPECS = {
       entities: [...pub.entities.keys()].map((n) => entityMetadata(ctx, n)),
     });
   }),
-  metadataEntity: schemaOp('Schema.Entities.MetadataEntity', async (ctx) => {
+  metadataEntity: op('Schema.Entities.MetadataEntity', {
+    summary: 'One entity\'s metadata', routes: [{ method: 'GET', path: 'Schema/entities/metadata/:entityName' }],
+    params: { entityName: { description: 'Entity name.' } }, output: { status: 200, body: ES.ControlEntityMetadataSingle },
+  }, async (ctx) => {
     const name = ctx.inv.params.entityName ?? '';
     if (!ctx.scope!.publication.entities.has(name)) throw notFound('Schema.EntityNotFound', `entity '${name}' does not exist`);
     return control(ctx, 'Schema', 'read', { publicationVersion: ctx.scope!.publication.version, ...entityMetadata(ctx, name) });
   }),
-  diff: schemaOp('Schema.Diff', async (ctx) => {
+  diff: op('Schema.Diff', {
+    summary: 'Entities added, removed and changed between two publications or branch heads', routes: [{ method: 'GET', path: 'Schema/diff' }],
+    query: { from: { description: `${REF} Default: the version before \`to\`.` }, to: { description: `${REF} Default: the branch head.` } },
+    output: { status: 200, body: ES.ControlSchemaDiff },
+  }, async (ctx) => {
     const scope = ctx.scope!;
     const db = ctx.services.db;
     const toText = ctx.inv.query.get('to');
