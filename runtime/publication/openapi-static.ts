@@ -10,9 +10,7 @@ import {
   scopeOnlySecurity, singleEnvelope, type Json,
 } from './openapi-components.js';
 import { API_KEY_OPS, API_KEY_SCHEMA_NAMES, apiKeyParameters, apiKeySchemas } from './openapi-api-keys.js';
-import { USAGE_OPS, USAGE_SCHEMA_NAMES, usageParameters, usageSchemas } from './openapi-usage.js';
 import { STEP_UP_OPS, STEP_UP_SCHEMA_NAMES, stepUpParameters, stepUpSchemas } from './openapi-step-up.js';
-import { EXPLAINABILITY_OPS, EXPLAINABILITY_SCHEMA_NAMES, EXPLAINABILITY_TAGS, explainabilityParameters, explainabilitySchemas } from './openapi-explainability.js';
 import { EVENTS_OUT_OPS, EVENTS_OUT_SCHEMA_NAMES, EVENTS_OUT_TAGS, eventsOutParameters, eventsOutSchemas } from './openapi-events-out.js';
 import {
   IDENTITY_MANAGEMENT_OPS, IDENTITY_MANAGEMENT_SCHEMA_NAMES, IDENTITY_MANAGEMENT_TAGS, identityManagementParameters, identityManagementSchemas,
@@ -21,7 +19,7 @@ import {
 export const STATIC_SCHEMA_NAMES = [
   'IdentityCredentials', 'IdentityRegistered', 'IdentityRefreshInput', 'IdentityTokens', 'IdentityMe', 'IdentitySession',
   'IdentitySessionList', 'IdentityFederationStartInput', 'IdentityFederationStarted', 'IdentityFederationCallbackInput', 'Event', 'EventSingle', 'EventList', 'EventFilter', ...EVENTS_OUT_SCHEMA_NAMES,
-  ...IDENTITY_MANAGEMENT_SCHEMA_NAMES, ...API_KEY_SCHEMA_NAMES, ...USAGE_SCHEMA_NAMES, ...STEP_UP_SCHEMA_NAMES, ...EXPLAINABILITY_SCHEMA_NAMES,
+  ...IDENTITY_MANAGEMENT_SCHEMA_NAMES, ...API_KEY_SCHEMA_NAMES, ...STEP_UP_SCHEMA_NAMES,
 ] as const;
 
 const str = (description?: string): Json => (description === undefined ? { type: 'string' } : { type: 'string', description });
@@ -130,9 +128,7 @@ export function staticSchemas(): Json {
       },
     },
     ...apiKeySchemas(),
-    ...usageSchemas(),
     ...stepUpSchemas(),
-    ...explainabilitySchemas(),
     ...eventsOutSchemas(),
     ...identityManagementSchemas(),
   };
@@ -147,9 +143,7 @@ export function staticParameters(): Json {
       schema: { type: 'string', contentMediaType: 'application/json', contentSchema: schemaRef('EventFilter') },
     },
     ...apiKeyParameters(),
-    ...usageParameters(),
     ...stepUpParameters(),
-    ...explainabilityParameters(),
     ...eventsOutParameters(),
     ...identityManagementParameters(),
   };
@@ -213,14 +207,9 @@ export function staticPaths(): Array<{ path: string; method: string; operation: 
 
     ...API_KEY_OPS,
 
-    ...USAGE_OPS,
-
     ...STEP_UP_OPS,
 
     ...EVENTS_OUT_OPS,
-
-    ...EXPLAINABILITY_OPS,
-
   ].map((s) => {
     const op: Json = { operationId: s.operationId, tags: [s.tag], summary: s.summary };
     if (s.description !== undefined) op.description = s.description;
@@ -238,5 +227,4 @@ export const STATIC_TAGS = [
   ...IDENTITY_MANAGEMENT_TAGS,
   { name: 'Events', description: 'The project\'s event log.' },
   ...EVENTS_OUT_TAGS,
-  ...EXPLAINABILITY_TAGS,
 ];
