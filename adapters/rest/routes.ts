@@ -1,13 +1,7 @@
 import { ENTITY_SPECS } from '../../runtime/operations/entity/index.js';
 import { IDENTITY_SPECS, MFA_SPECS, STEP_UP_SPECS } from '../../runtime/operations/identity/index.js';
-import { QUOTA_SPECS as Q, USAGE_SPECS } from '../../runtime/operations/usage/index.js';
-import { EXPLAIN_ACCESS_READ_SPEC } from '../../runtime/operations/explainability/access-read.js';
-import { EXPLAIN_API_SURFACE_SPEC } from '../../runtime/operations/explainability/api-surface.js';
-import { EXPLAIN_PUBLICATION_SPECS as XP } from '../../runtime/operations/explainability/publication.js';
-import { EXPLAIN_READ_PLAN_SPEC } from '../../runtime/operations/explainability/read-plan.js';
 import type { OperationSpec } from '../../runtime/operations/types.js';
 import { PLATFORM_OPERATIONS } from '../../runtime/operations/catalog.js';
-import { accessPostSpec } from '../../runtime/operations/explainability/access-post.js';
 
 type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -31,9 +25,6 @@ const DECLARED_ROUTES: StaticRoute[] = PLATFORM_OPERATIONS.filter((spec) => spec
  */
 export const STATIC_ROUTES: StaticRoute[] = [
   ...DECLARED_ROUTES,
-
-  { method: 'POST', path: 'Explainability/access', spec: accessPostSpec },
-
   { method: 'GET', path: 'projects/:projectId/capability-grants', spec: I['Projects.CapabilityGrants.List']! },
   { method: 'POST', path: 'projects/:projectId/capability-grants', spec: I['Projects.CapabilityGrants.Create']! },
   { method: 'DELETE', path: 'projects/:projectId/capability-grants/:grantId', spec: I['Projects.CapabilityGrants.Delete']! },
@@ -74,39 +65,6 @@ export const STATIC_ROUTES: StaticRoute[] = [
   { method: 'GET', path: 'IdentityManagement/memberships', spec: I['IdentityManagement.Memberships.List']! },
 
 
-  // Quotas (CONTRACT: Usage and quotas): by path project id, or by the scope headers under /api/usage.
-  { method: 'GET', path: 'Usage/:projectId/quotas', spec: Q.list },
-  { method: 'POST', path: 'Usage/:projectId/quotas', spec: Q.create },
-  { method: 'GET', path: 'Usage/:projectId/quotas/:quotaId', spec: Q.read },
-  { method: 'PUT', path: 'Usage/:projectId/quotas/:quotaId', spec: Q.replace },
-  { method: 'PATCH', path: 'Usage/:projectId/quotas/:quotaId', spec: Q.patchByPath },
-  { method: 'DELETE', path: 'Usage/:projectId/quotas/:quotaId', spec: Q.delete },
-  { method: 'GET', path: 'Usage/:projectId/summary', spec: Q.summary },
-  { method: 'GET', path: 'usage/quotas', spec: Q.scopedList },
-  { method: 'POST', path: 'usage/quotas', spec: Q.scopedCreate },
-  { method: 'GET', path: 'usage/quotas/:quotaId', spec: Q.scopedRead },
-  { method: 'PUT', path: 'usage/quotas/:quotaId', spec: Q.scopedReplace },
-  { method: 'PATCH', path: 'usage/quotas/:quotaId', spec: Q.scopedPatch },
-  { method: 'DELETE', path: 'usage/quotas/:quotaId', spec: Q.scopedDelete },
-  { method: 'GET', path: 'usage/summary', spec: Q.scopedSummary },
-
-  // Usage metering (docs/usage.md); quotas and summary are registered next to these.
-  { method: 'GET', path: 'Usage/:projectId/events', spec: USAGE_SPECS.events },
-  { method: 'GET', path: 'Usage/:projectId/rollups', spec: USAGE_SPECS.rollups },
-  { method: 'GET', path: 'usage/events', spec: USAGE_SPECS.scopedEvents },
-  { method: 'GET', path: 'usage/rollups', spec: USAGE_SPECS.scopedRollups },
-
-  // Explainability (POST Explainability/access is registered with row policy).
-  { method: 'GET', path: 'Explainability/access', spec: EXPLAIN_ACCESS_READ_SPEC },
-  { method: 'GET', path: 'Explainability/access/read', spec: EXPLAIN_ACCESS_READ_SPEC },
-  { method: 'POST', path: 'Explainability/readPlan', spec: EXPLAIN_READ_PLAN_SPEC },
-  { method: 'GET', path: 'Explainability/apiSurface', spec: EXPLAIN_API_SURFACE_SPEC },
-  { method: 'GET', path: 'Explainability/surface', spec: XP.surface },
-  { method: 'GET', path: 'Explainability/publication/latest', spec: XP.latest },
-  { method: 'GET', path: 'Explainability/publication/:publicationVersion', spec: XP.version },
-  { method: 'GET', path: 'Explainability/projectRuntime', spec: XP.projectRuntime },
-  { method: 'GET', path: 'Explainability/project-runtime', spec: XP.projectRuntime },
-  { method: 'GET', path: 'Explainability/authoredPublication', spec: XP.authoredPublication },
 ];
 
 /** Two routes with one method and path would leave one unreachable: refused when the table loads. */

@@ -10,6 +10,12 @@ import { GRAPHQL_REQUEST_SPEC } from './graphql/request.js';
 import { GRAPHQL_PLAYGROUND_SPECS } from './graphql/playground.js';
 import { GRPC_PROTO_SPEC } from './grpc/proto.js';
 import { SANDBOX_SPECS } from './control/sandboxes.js';
+import { QUOTA_SPECS, USAGE_SPECS } from './usage/index.js';
+import { EXPLAIN_ACCESS_READ_SPEC } from './explainability/access-read.js';
+import { accessPostSpec } from './explainability/access-post.js';
+import { EXPLAIN_READ_PLAN_SPEC } from './explainability/read-plan.js';
+import { EXPLAIN_API_SURFACE_SPEC } from './explainability/api-surface.js';
+import { EXPLAIN_PUBLICATION_SPECS } from './explainability/publication.js';
 import { VERSION_SPECS } from './control/version.js';
 import { VERSION_WRITE_SPECS } from './control/version-writes.js';
 import { ORGANIZATION_SPECS } from './control/organizations.js';
@@ -94,6 +100,17 @@ export const PLATFORM_OPERATIONS: readonly DeclaredSpec[] = [
 
 
   // Usage, quotas, explainability.
+  ...Object.values(USAGE_SPECS),
+  ...Object.values(QUOTA_SPECS),
+  EXPLAIN_ACCESS_READ_SPEC,
+  accessPostSpec,
+  EXPLAIN_READ_PLAN_SPEC,
+  EXPLAIN_API_SURFACE_SPEC,
+  EXPLAIN_PUBLICATION_SPECS.surface,
+  EXPLAIN_PUBLICATION_SPECS.latest,
+  EXPLAIN_PUBLICATION_SPECS.version,
+  EXPLAIN_PUBLICATION_SPECS.projectRuntime,
+  EXPLAIN_PUBLICATION_SPECS.authoredPublication,
 
 
 ];

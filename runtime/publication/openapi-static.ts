@@ -10,9 +10,7 @@ import {
   scopeOnlySecurity, singleEnvelope, type Json,
 } from './openapi-components.js';
 import { API_KEY_OPS, API_KEY_SCHEMA_NAMES, apiKeyParameters, apiKeySchemas } from './openapi-api-keys.js';
-import { USAGE_OPS, USAGE_SCHEMA_NAMES, usageParameters, usageSchemas } from './openapi-usage.js';
 import { STEP_UP_OPS, STEP_UP_SCHEMA_NAMES, stepUpParameters, stepUpSchemas } from './openapi-step-up.js';
-import { EXPLAINABILITY_OPS, EXPLAINABILITY_SCHEMA_NAMES, EXPLAINABILITY_TAGS, explainabilityParameters, explainabilitySchemas } from './openapi-explainability.js';
 import {
   IDENTITY_MANAGEMENT_OPS, IDENTITY_MANAGEMENT_SCHEMA_NAMES, IDENTITY_MANAGEMENT_TAGS, identityManagementParameters, identityManagementSchemas,
 } from './openapi-identity-management.js';
@@ -20,7 +18,7 @@ import {
 export const STATIC_SCHEMA_NAMES = [
   'IdentityCredentials', 'IdentityRegistered', 'IdentityRefreshInput', 'IdentityTokens', 'IdentityMe', 'IdentitySession',
   'IdentitySessionList', 'IdentityFederationStartInput', 'IdentityFederationStarted', 'IdentityFederationCallbackInput',
-  ...IDENTITY_MANAGEMENT_SCHEMA_NAMES, ...API_KEY_SCHEMA_NAMES, ...USAGE_SCHEMA_NAMES, ...STEP_UP_SCHEMA_NAMES, ...EXPLAINABILITY_SCHEMA_NAMES,
+  ...IDENTITY_MANAGEMENT_SCHEMA_NAMES, ...API_KEY_SCHEMA_NAMES, ...STEP_UP_SCHEMA_NAMES,
 ] as const;
 
 const str = (description?: string): Json => (description === undefined ? { type: 'string' } : { type: 'string', description });
@@ -100,9 +98,7 @@ export function staticSchemas(): Json {
       properties: { provider: str(), code: str('The `code` query parameter of the redirect.'), state: str('The `state` query parameter of the redirect.') },
     },
     ...apiKeySchemas(),
-    ...usageSchemas(),
     ...stepUpSchemas(),
-    ...explainabilitySchemas(),
     ...identityManagementSchemas(),
   };
 }
@@ -111,9 +107,7 @@ export function staticParameters(): Json {
   return {
     SessionId: { name: 'sessionId', in: 'path', required: true, description: 'Session id.', schema: { type: 'string' } },
     ...apiKeyParameters(),
-    ...usageParameters(),
     ...stepUpParameters(),
-    ...explainabilityParameters(),
     ...identityManagementParameters(),
   };
 }
@@ -173,11 +167,7 @@ export function staticPaths(): Array<{ path: string; method: string; operation: 
 
     ...API_KEY_OPS,
 
-    ...USAGE_OPS,
-
     ...STEP_UP_OPS,
-
-    ...EXPLAINABILITY_OPS,
 
   ].map((s) => {
     const op: Json = { operationId: s.operationId, tags: [s.tag], summary: s.summary };
@@ -194,5 +184,4 @@ export function staticPaths(): Array<{ path: string; method: string; operation: 
 export const STATIC_TAGS = [
   { name: 'Identity', description: 'Project identity: registration, login, tokens, sessions.' },
   ...IDENTITY_MANAGEMENT_TAGS,
-  ...EXPLAINABILITY_TAGS,
 ];

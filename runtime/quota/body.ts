@@ -1,5 +1,5 @@
 import { validationFailed } from '../errors/service-error.js';
-import { CONCURRENT_KINDS, DEFAULT_WINDOW, parseWindow, QUOTA_KINDS, QUOTA_MODES, type QuotaMode } from './catalog.js';
+import { CONCURRENT_KINDS, DEFAULT_WINDOW, parseWindow, type QuotaMode } from './catalog.js';
 
 /** What a quota write sets (validated): the fields of POST/PUT, or the result of a PATCH merged onto the stored quota. */
 export interface QuotaFields {
@@ -10,74 +10,63 @@ export interface QuotaFields {
   dimensions: Record<string, string>;
 }
 
-const MAX_DIMENSIONS = 8;
+/**
+ * A quota body as its contract admits it (runtime/operations/usage/usage-schemas.ts
+ * `UsageQuotaInput`, `UsageQuotaPatch`): types, kinds, modes, the window's shape and
+ * the number of dimensions are checked before the operation runs. What is left
+ * here is what the schema does not say: a rolling window's span, the dimensions'
+ * keys and values, and that a concurrency kind takes no dimensions.
+ */
+interface QuotaBody {
+  kind?: string | null;
+  limit?: number | null;
+  mode?: QuotaMode | null;
+  window?: string | null;
+  dimensions?: Record<string, unknown> | null;
+}
+
 const MAX_DIMENSION_CHARS = 128;
-const KINDS: ReadonlySet<string> = new Set(QUOTA_KINDS);
-const MODES: ReadonlySet<string> = new Set(QUOTA_MODES);
 
-function objectBody(body: unknown): Record<string, unknown> {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw validationFailed('Quota.InvalidBody', 'the body must be a JSON object');
-  return body as Record<string, unknown>;
-}
-
-function kindOf(v: unknown): string {
-  if (typeof v !== 'string' || !KINDS.has(v)) throw validationFailed('Quota.UnknownKind', `kind must be one of ${QUOTA_KINDS.join(', ')}`, 'kind');
+function windowOf(v: string): string {
+  // The pattern admits any `rolling-<n><unit>` up to 9999 units; the span bound (a year) is parseWindow's.
+  if (parseWindow(v) === null) throw validationFailed('Quota.UnknownWindow', 'window must be calendar-month, day, hour or rolling-<n><m|h|d> (at most a year)', 'window');
   return v;
 }
 
-function limitOf(v: unknown): number {
-  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0) throw validationFailed('Quota.InvalidLimit', 'limit must be a non-negative integer', 'limit');
-  return v;
-}
-
-function modeOf(v: unknown): QuotaMode {
-  if (typeof v !== 'string' || !MODES.has(v)) throw validationFailed('Quota.UnknownMode', `mode must be one of ${QUOTA_MODES.join(', ')}`, 'mode');
-  return v as QuotaMode;
-}
-
-function windowOf(v: unknown): string {
-  if (typeof v !== 'string' || parseWindow(v) === null) {
-    throw validationFailed('Quota.UnknownWindow', 'window must be calendar-month, day, hour or rolling-<n><m|h|d> (at most a year)', 'window');
-  }
-  return v;
-}
-
-function dimensionsOf(v: unknown): Record<string, string> {
-  const bad = () => validationFailed('Quota.InvalidDimensions', `dimensions must be an object of at most ${MAX_DIMENSIONS} string keys to string values`, 'dimensions');
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw bad();
-  const entries = Object.entries(v as Record<string, unknown>);
-  if (entries.length > MAX_DIMENSIONS) throw bad();
+function dimensionsOf(v: Record<string, unknown>): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [k, val] of entries) {
-    if (typeof val !== 'string' || k === '' || k.length > MAX_DIMENSION_CHARS || val.length > MAX_DIMENSION_CHARS) throw bad();
+  for (const [k, val] of Object.entries(v)) {
+    if (typeof val !== 'string' || k === '' || k.length > MAX_DIMENSION_CHARS || val.length > MAX_DIMENSION_CHARS) {
+      throw validationFailed('Quota.InvalidDimensions', 'dimensions must be an object of at most 8 string keys to string values', 'dimensions');
+    }
     out[k] = val;
   }
   return out;
 }
 
-const present = (b: Record<string, unknown>, k: string): boolean => b[k] !== undefined && b[k] !== null;
+const given = <T>(v: T | null | undefined): v is T => v !== undefined && v !== null;
 
 /** POST and PUT: `{ kind, limit, mode, window?, dimensions? }`, the window defaulting to the calendar month. */
 export function parseQuotaBody(body: unknown): QuotaFields {
-  const b = objectBody(body);
+  const b = body as QuotaBody;
   return concurrencyChecked({
-    kind: kindOf(b.kind),
-    limit: limitOf(b.limit),
-    mode: modeOf(b.mode),
-    window: present(b, 'window') ? windowOf(b.window) : DEFAULT_WINDOW,
-    dimensions: present(b, 'dimensions') ? dimensionsOf(b.dimensions) : {},
+    kind: b.kind!,
+    limit: b.limit!,
+    mode: b.mode!,
+    window: given(b.window) ? windowOf(b.window) : DEFAULT_WINDOW,
+    dimensions: given(b.dimensions) ? dimensionsOf(b.dimensions) : {},
   });
 }
 
-/** PATCH: only the fields present change; each is checked as in POST. */
+/** PATCH: only the fields present change. */
 export function mergeQuotaPatch(current: QuotaFields, body: unknown): QuotaFields {
-  const b = objectBody(body);
+  const b = body as QuotaBody;
   return concurrencyChecked({
-    kind: present(b, 'kind') ? kindOf(b.kind) : current.kind,
-    limit: present(b, 'limit') ? limitOf(b.limit) : current.limit,
-    mode: present(b, 'mode') ? modeOf(b.mode) : current.mode,
-    window: present(b, 'window') ? windowOf(b.window) : current.window,
-    dimensions: present(b, 'dimensions') ? dimensionsOf(b.dimensions) : current.dimensions,
+    kind: given(b.kind) ? b.kind : current.kind,
+    limit: given(b.limit) ? b.limit : current.limit,
+    mode: given(b.mode) ? b.mode : current.mode,
+    window: given(b.window) ? windowOf(b.window) : current.window,
+    dimensions: given(b.dimensions) ? dimensionsOf(b.dimensions) : current.dimensions,
   });
 }
 

@@ -289,5 +289,13 @@ forEachBackend('row policy and field masks', (backend) => {
     assert.equal(as.body.data.decision, 'Allow');
     assert.deepEqual(as.body.data.evaluatedFilter, { owner: { eq: b.subjectId } });
     expectError(await a.client.post('/api/Explainability/access', { entity: 'Order', operation: 'fly' }), 422, 'VALIDATION_FAILED', 'Explainability.InvalidOperation', 'operation');
+    // The body's contract (ExplainAccessInput) answers the reason codes and fields the handler's own checks did.
+    expectError(await a.client.post('/api/Explainability/access', { entity: 'Order' }), 422, 'VALIDATION_FAILED', 'Explainability.InvalidOperation', 'operation');
+    expectError(await a.client.post('/api/Explainability/access', { operation: 'read' }), 422, 'VALIDATION_FAILED', 'Explainability.EntityRequired', 'entity');
+    expectError(await a.client.post('/api/Explainability/access', { entity: '', operation: 'read' }), 422, 'VALIDATION_FAILED', 'Explainability.EntityRequired', 'entity');
+    expectError(await a.client.post('/api/Explainability/access', { entity: 'Order', operation: 'read', why: 1 }), 422, 'VALIDATION_FAILED', 'Explainability.UnknownProperty', 'why');
+    expectError(await a.client.post('/api/Explainability/access', [1]), 422, 'VALIDATION_FAILED', 'Explainability.InvalidBody');
+    expectError(await a.client.post('/api/Explainability/access', { entity: 'Nope', operation: 'read' }), 422, 'VALIDATION_FAILED', 'Explainability.UnknownEntity', 'entity');
+    expectError(await admin.post('/api/Explainability/access', { entity: 'Order', operation: 'read', asActor: { subjectId: 'x' } }), 422, 'VALIDATION_FAILED', 'Explainability.InvalidActor', 'asActor.subjectId');
   });
 });

@@ -139,6 +139,11 @@ forEachBackend('quotas', (backend: Backend) => {
       [{ ...base, dimensions: { entity: 1 } }, 'dimensions', 'Quota.InvalidDimensions'],
       [{ ...base, dimensions: ['entity'] }, 'dimensions', 'Quota.InvalidDimensions'],
       [{ ...base, dimensions: 'entity=Note' }, 'dimensions', 'Quota.InvalidDimensions'],
+      [{ ...base, dimensions: Object.fromEntries(Array.from({ length: 9 }, (_, i) => [`k${i}`, 'v'])) }, 'dimensions', 'Quota.InvalidDimensions'],
+      [{ ...base, dimensions: { ['k'.repeat(129)]: 'v' } }, 'dimensions', 'Quota.InvalidDimensions'],
+      [{ ...base, limit: 2 ** 53 }, 'limit', 'Quota.InvalidLimit'],
+      [{ ...base, mode: undefined }, 'mode', 'Quota.UnknownMode'],
+      [{ ...base, window: 7 }, 'window', 'Quota.UnknownWindow'],
     ];
     for (const [body, field, reason] of cases) {
       expectError(await admin.post(path, body), 422, 'VALIDATION_FAILED', reason, field);
@@ -147,6 +152,14 @@ forEachBackend('quotas', (backend: Backend) => {
     const id = await quota(f, { ...base, window: 'rolling-30m' });
     expectError(await admin.put(`${path}/${id}`, { ...base, mode: 'eventually' }), 422, 'VALIDATION_FAILED', 'Quota.UnknownMode', 'mode');
     expectError(await f.api.patch(`/api/usage/quotas/${id}`, { limit: -3 }), 422, 'VALIDATION_FAILED', 'Quota.InvalidLimit', 'limit');
+    expectError(await f.api.patch(`/api/usage/quotas/${id}`, { kind: 'reads' }), 422, 'VALIDATION_FAILED', 'Quota.UnknownKind', 'kind');
+    expectError(await f.api.patch(`/api/usage/quotas/${id}`, { window: 'rolling-9999d' }), 422, 'VALIDATION_FAILED', 'Quota.UnknownWindow', 'window');
+    expectError(await f.api.patch(`/api/usage/quotas/${id}`, ['limit']), 422, 'VALIDATION_FAILED', 'Quota.InvalidBody');
+    // A null field of a PATCH leaves it as it is; a null window or dimensions of a POST takes the default.
+    const kept = await f.api.patch(`/api/usage/quotas/${id}`, { mode: null, limit: 6 });
+    expectStatus(kept, 200);
+    assert.deepEqual([kept.body.data.mode, kept.body.data.limit, kept.body.data.window], ['hard', 6, 'rolling-30m']);
+    expectStatus(await f.api.patch(`/api/usage/quotas/${id}`, { limit: 5 }), 200);
 
     const anonymous = f.api.with({ token: null });
     const email = `u${randomUUID().slice(0, 8)}@example.com`;

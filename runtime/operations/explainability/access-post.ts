@@ -8,11 +8,10 @@ import { CompiledPolicy, type PolicyVerb } from '../../policy/compiled-policy.js
 import type { GrantPolicySet } from '../../policy/grant-policy.js';
 import { RowPolicy } from '../../policy/row-policy.js';
 import { grantFor } from '../../publication/operations.js';
-import { objectBody } from '../identity/index.js';
 import { single } from '../envelopes.js';
-import { noGrants, type AccessDecision, type Actor, type OperationContext, type OperationSpec } from '../types.js';
-
-const OPERATIONS: readonly string[] = ['read', 'insert', 'update', 'delete'];
+import { noGrants, type AccessDecision, type Actor, type DeclaredSpec, type OperationContext } from '../types.js';
+import { explainContract } from './explain-contract.js';
+import { EXPLAIN_SCHEMAS as S } from './explain-schemas.js';
 
 interface Explained {
   decision: Exclude<AccessDecision, 'Error'>;
@@ -55,22 +54,28 @@ const deny = (reasonCode: string, filter: unknown): Explained => ({ decision: 'D
  * operation. The governance envelope (stage 3) is asked first: past it the
  * answer is Deny `Governance.EnvelopeExceeded`, under a requireStrength the
  * caller's session does not meet it is `Challenge` with `requiredStrength`.
+ * The body's shape (an entity name, one of the four operations, no other
+ * property) is its contract's schema; the entity and `asActor` are checked here.
  */
-export const accessPostSpec: OperationSpec = {
+export const accessPostSpec: DeclaredSpec = {
   id: 'Explainability.Access.Explain',
   authn: 'user',
   scope: 'project',
   grants: noGrants,
+  contract: explainContract({
+    summary: 'What the access stages would decide for an operation on an entity, without running it',
+    description: 'Governance envelope, grants and row policy, as dispatch asks them. `asActor` (platform admin only) explains a user of the project.',
+    routes: [{ method: 'POST', path: 'Explainability/access' }],
+    body: S.ExplainAccessInput,
+    reasons: { prefix: 'Explainability', fields: { entity: 'Explainability.EntityRequired', operation: 'Explainability.InvalidOperation' } },
+    output: { status: 200, body: S.ExplainAccessDecision }, errors: [400, 401, 403, 404, 413, 422],
+  }),
   async execute(ctx) {
-    const body = objectBody(ctx.inv.body, ['entity', 'operation', 'filter', 'asActor'], 'Explainability');
+    const body = ctx.inv.body as { entity: string; operation: PolicyVerb; filter?: unknown; asActor?: unknown };
     const actor = await targetActor(ctx, body.asActor);
-    if (typeof body.entity !== 'string' || body.entity === '') throw validationFailed('Explainability.EntityRequired', "'entity' is required", 'entity');
     const entity = ctx.scope!.publication.entities.get(body.entity);
     if (entity === undefined) throw validationFailed('Explainability.UnknownEntity', `no entity named '${body.entity.slice(0, 64)}'`, 'entity');
-    if (typeof body.operation !== 'string' || !OPERATIONS.includes(body.operation)) {
-      throw validationFailed('Explainability.InvalidOperation', "operation must be one of read, insert, update, delete", 'operation');
-    }
-    const verb = body.operation as PolicyVerb;
+    const verb = body.operation;
     const filter = body.filter === undefined || body.filter === null ? null : body.filter;
     const node = filter === null ? null : parseFilter(filter, entity);
     let out: Explained;

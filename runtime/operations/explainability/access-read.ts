@@ -1,6 +1,8 @@
 import { notFound, validationFailed } from '../../errors/service-error.js';
 import { single } from '../envelopes.js';
-import { noGrants, type OperationContext, type OperationSpec } from '../types.js';
+import { noGrants, type DeclaredSpec, type OperationContext } from '../types.js';
+import { explainContract } from './explain-contract.js';
+import { EXPLAIN_SCHEMAS as S } from './explain-schemas.js';
 import { findDecision, type DecisionRecord } from './decision-record.js';
 
 /** Correlation ids the adapters accept from clients (adapters/rest/request-meta.ts) or generate (UUIDs). */
@@ -36,11 +38,21 @@ async function lookup(ctx: OperationContext, correlationId: string): Promise<Dec
  * record answers 404 like a missing one, so ids of others' requests cannot
  * be probed.
  */
-export const EXPLAIN_ACCESS_READ_SPEC: OperationSpec = {
+export const EXPLAIN_ACCESS_READ_SPEC: DeclaredSpec = {
   id: 'Explainability.Access.Read',
   authn: 'user',
   scope: 'none',
   grants: noGrants,
+  contract: explainContract({
+    summary: 'The decision recorded for a request (every error\'s `explainUrl`)',
+    description: 'The same actor or the platform admin; another actor\'s record answers 404. Readable within 10 s of the response.',
+    routes: [
+      { method: 'GET', path: 'Explainability/access' },
+      { method: 'GET', path: 'Explainability/access/read', summary: 'The decision recorded for a request (same as `GET /Explainability/access`)' },
+    ],
+    query: { correlationId: { description: 'The request\'s correlation id (its `X-Service-Correlation-Id`).', schema: { type: 'string', pattern: CORRELATION_ID.source }, required: true } },
+    output: { status: 200, body: S.ExplainDecisionRecord }, errors: [401, 404, 422],
+  }),
   async execute(ctx) {
     const id = ctx.inv.query.get('correlationId');
     if (id === undefined || id === '') throw validationFailed('Explainability.CorrelationIdRequired', 'query parameter correlationId is required', 'correlationId');

@@ -2,7 +2,9 @@ import { notFound, ServiceError, validationFailed } from '../../errors/service-e
 import type { CompiledPublication } from '../../publication/compiled-publication.js';
 import type { RouteResolution } from '../../services.js';
 import { single } from '../envelopes.js';
-import { noGrants, type OperationContext, type OperationSpec } from '../types.js';
+import { noGrants, type DeclaredSpec, type OperationContext } from '../types.js';
+import { explainContract } from './explain-contract.js';
+import { EXPLAIN_SCHEMAS as S } from './explain-schemas.js';
 
 const METHODS = new Set(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']);
 const BASES = ['/api/', '/v1/'];
@@ -71,11 +73,19 @@ function explainStaticRoute(pub: CompiledPublication, m: RouteResolution) {
  * route resolves to an operation, through the REST adapter's own table
  * (Services.routes), then the caller's live publication for entity routes.
  */
-export const EXPLAIN_API_SURFACE_SPEC: OperationSpec = {
+export const EXPLAIN_API_SURFACE_SPEC: DeclaredSpec = {
   id: 'Explainability.ApiSurface.Read',
   authn: 'user',
   scope: 'project',
   grants: noGrants,
+  contract: explainContract({
+    summary: 'Why a route resolves to an operation', routes: [{ method: 'GET', path: 'Explainability/apiSurface' }],
+    query: {
+      route: { description: 'A request path (`/api/orders`).', required: true },
+      method: { description: 'HTTP method (default GET).', schema: { type: 'string', enum: [...METHODS] } },
+    },
+    output: { status: 200, body: S.ExplainApiSurface }, errors: [401, 404, 422],
+  }),
   async execute(ctx: OperationContext) {
     const q = ctx.inv.query;
     const route = q.get('route');

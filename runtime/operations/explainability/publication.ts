@@ -5,11 +5,13 @@ import { notFound, validationFailed } from '../../errors/service-error.js';
 import type { ProjectModel } from '../../publication/model.js';
 import { entityOperations } from '../../publication/operations.js';
 import { single } from '../envelopes.js';
-import { noGrants, type OperationContext, type OperationSpec } from '../types.js';
+import type { OperationContext } from '../types.js';
 import { surfacesOf } from './surfaces.js';
+import { explainOp } from './explain-contract.js';
+import { EXPLAIN_SCHEMAS as S } from './explain-schemas.js';
 
-/** Explainability reads of the caller's project: any authenticated caller of the project, no grant. */
-const explainOp = (id: string, execute: OperationSpec['execute']): OperationSpec => ({ id, authn: 'user', scope: 'project', grants: noGrants, execute });
+const READ_ERRORS = [401, 404];
+const RUNTIME = 'Why a publication serves the caller\'s traffic (also `/Explainability/project-runtime`)';
 
 interface Published {
   version: number;
@@ -68,13 +70,20 @@ function runtimeReason(branch: string, serving: number, headVersion: number, pin
 
 export const EXPLAIN_PUBLICATION_SPECS = {
   /** `GET /api/Explainability/publication/latest`: the branch head (version 0, empty, before the first schema change). */
-  latest: explainOp('Explainability.Publication.Latest', async (ctx) => {
+  latest: explainOp('Explainability.Publication.Latest', {
+    summary: 'The branch head publication', routes: [{ method: 'GET', path: 'Explainability/publication/latest' }],
+    output: { status: 200, body: S.ExplainPublication }, errors: READ_ERRORS,
+  }, async (ctx) => {
     const h = await head(ctx);
     return single(ctx, describe(ctx, h, h.version));
   }),
 
   /** `GET /api/Explainability/publication/{publicationVersion}`: one publication of the branch; 404 when it never existed. */
-  version: explainOp('Explainability.Publication.Read', async (ctx) => {
+  version: explainOp('Explainability.Publication.Read', {
+    summary: 'One publication of the branch', routes: [{ method: 'GET', path: 'Explainability/publication/:publicationVersion' }],
+    params: { publicationVersion: { description: 'Publication version.', schema: { type: 'integer', format: 'int64' } } },
+    output: { status: 200, body: S.ExplainPublication }, errors: [401, 404, 422],
+  }, async (ctx) => {
     const text = ctx.inv.params.publicationVersion ?? '';
     if (!/^\d{1,15}$/.test(text)) throw validationFailed('Explainability.InvalidPublicationVersion', 'publicationVersion must be a non-negative integer', 'publicationVersion');
     const s = ctx.scope!;
@@ -89,7 +98,14 @@ export const EXPLAIN_PUBLICATION_SPECS = {
   }),
 
   /** `GET /api/Explainability/projectRuntime` (also `project-runtime`): why this publication serves the caller's traffic. */
-  projectRuntime: explainOp('Explainability.ProjectRuntime', async (ctx) => {
+  projectRuntime: explainOp('Explainability.ProjectRuntime', {
+    summary: RUNTIME,
+    routes: [
+      { method: 'GET', path: 'Explainability/projectRuntime' },
+      { method: 'GET', path: 'Explainability/project-runtime', summary: 'Why a publication serves the caller\'s traffic (same as `/Explainability/projectRuntime`)' },
+    ],
+    output: { status: 200, body: S.ExplainProjectRuntime }, errors: READ_ERRORS,
+  }, async (ctx) => {
     const s = ctx.scope!;
     const h = await head(ctx);
     const serving = s.publication;
@@ -117,7 +133,10 @@ export const EXPLAIN_PUBLICATION_SPECS = {
   }),
 
   /** `GET /api/Explainability/authoredPublication`: authored artifacts bound to the publication (none: no authored runtime yet). */
-  authoredPublication: explainOp('Explainability.AuthoredPublication', async (ctx) => {
+  authoredPublication: explainOp('Explainability.AuthoredPublication', {
+    summary: 'Authored artifacts bound to the publication', routes: [{ method: 'GET', path: 'Explainability/authoredPublication' }],
+    output: { status: 200, body: S.ExplainAuthoredPublication }, errors: READ_ERRORS,
+  }, async (ctx) => {
     const pub = ctx.scope!.publication;
     return single(ctx, {
       publicationVersion: pub.version,
@@ -127,7 +146,10 @@ export const EXPLAIN_PUBLICATION_SPECS = {
   }),
 
   /** `GET /api/Explainability/surface`: the capability surfaces through which this project's publication is exposed. */
-  surface: explainOp('Explainability.Surface', async (ctx) => {
+  surface: explainOp('Explainability.Surface', {
+    summary: 'The capability surfaces of the project', routes: [{ method: 'GET', path: 'Explainability/surface' }],
+    output: { status: 200, body: S.ExplainSurfaces }, errors: READ_ERRORS,
+  }, async (ctx) => {
     const pub = ctx.scope!.publication;
     return single(ctx, { publicationVersion: pub.version, surfaces: surfacesOf(ctx) });
   }),

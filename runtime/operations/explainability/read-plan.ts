@@ -4,7 +4,9 @@ import { listGrants, maxPageSizeFor, parseListParams } from '../../entities/list
 import { validationFailed } from '../../errors/service-error.js';
 import { grantFor } from '../../publication/operations.js';
 import { single } from '../envelopes.js';
-import type { OperationContext, OperationSpec } from '../types.js';
+import type { DeclaredSpec, OperationContext } from '../types.js';
+import { explainContract } from './explain-contract.js';
+import { EXPLAIN_SCHEMAS as S } from './explain-schemas.js';
 import { rootPlanOf, summarizePlan } from './plan-summary.js';
 import type { EntityArgs } from '../../entities/entity-args.js';
 
@@ -29,7 +31,10 @@ function csv(body: Record<string, unknown>, name: string): string | undefined {
  * The body in the list route's forms: `filter` as the filter object (or its
  * JSON text), `sort` and `include` as csv or arrays. `entity` is the entity
  * name or its collection. Memoized on the context: stage 4 and the executor
- * both need it.
+ * both need it. These checks stay here although the contract declares the
+ * body: stage 4 (grants) reads the body before the declared schema is checked
+ * (just before the executor), so they answer first, with their own reason
+ * codes; the schema is no stricter than they are.
  */
 const parsed = new WeakMap<OperationContext, PlanRequest>();
 function planRequest(ctx: OperationContext): PlanRequest {
@@ -66,10 +71,16 @@ function planRequest(ctx: OperationContext): PlanRequest {
  * its filter reaches, on included relations); invalid filter, sort or
  * include answer the list route's 422.
  */
-export const EXPLAIN_READ_PLAN_SPEC: OperationSpec = {
+export const EXPLAIN_READ_PLAN_SPEC: DeclaredSpec = {
   id: 'Explainability.ReadPlan',
   authn: 'user',
   scope: 'project',
+  contract: explainContract({
+    summary: 'How the list route would read (the database\'s plan, in words)', routes: [{ method: 'POST', path: 'Explainability/readPlan' }],
+    body: S.ExplainReadPlanInput,
+    reasons: { prefix: 'Explainability', fields: { entity: 'Explainability.EntityRequired', filter: 'Filter.Invalid' } },
+    output: { status: 200, body: S.ExplainReadPlan }, errors: [401, 403, 404, 422],
+  }),
   grants(ctx) {
     const { entity, args } = planRequest(ctx);
     return [grantFor(entity.entityName, 'read'), ...listGrants(entity, args)];

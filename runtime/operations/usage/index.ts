@@ -4,7 +4,10 @@ import { listUsageEvents, readRollups, type UsagePosition } from '../../usage/us
 import { isUsageWindow, type UsageWindow } from '../../usage/windows.js';
 import { list } from '../envelopes.js';
 import { logPageSize } from '../log-paging.js';
-import { noGrants, type OperationContext, type OperationSpec } from '../types.js';
+import { noGrants, type DeclaredSpec, type OperationContext, type OperationSpec } from '../types.js';
+import type { ParamDecl, RouteDecl } from '../contract/index.js';
+import { USAGE_SCHEMAS as S } from './usage-schemas.js';
+import { usageContract, type UsageContract } from './usage-contract.js';
 
 const MAX_BIGINT = 9223372036854775807n;
 /** ISO 8601 UTC-or-offset date or date-time; anything else is refused before SQL sees it. */
@@ -79,23 +82,44 @@ const listRollups = async (ctx: OperationContext) => {
   return { status: 200, body: { data: rows, meta: { correlationId: ctx.inv.correlationId } } };
 };
 
+const ERRORS = [401, 403, 404, 422];
+const PROJECT_ID = { projectId: { description: 'Project id.', schema: { type: 'string', format: 'uuid' } } };
+const KIND_PARAM: ParamDecl = { description: 'Only this kind.' };
+const FROM: ParamDecl = { description: 'At or after this instant (ISO 8601).', schema: { type: 'string', format: 'date-time' } };
+const TO: ParamDecl = { description: 'Before this instant (ISO 8601).', schema: { type: 'string', format: 'date-time' } };
+const EVENTS: Omit<UsageContract, 'routes' | 'params'> = {
+  summary: 'Usage events of the project in time order (admin only)',
+  query: { kind: KIND_PARAM, operationId: { description: 'Only this operation id.' }, from: FROM, to: TO },
+  sharedParams: ['PageSize', 'Cursor'],
+  output: { status: 200, body: S.UsageEventList }, errors: ERRORS,
+};
+const ROLLUPS: Omit<UsageContract, 'routes' | 'params'> = {
+  summary: 'Usage per kind and window start; totals equal the events (admin only)',
+  query: { window: { description: 'Rollup window (default `calendar-month`).', schema: { type: 'string', enum: ['hour', 'day', 'calendar-month'] } }, kind: KIND_PARAM, from: FROM, to: TO },
+  output: { status: 200, body: S.UsageRollupList }, errors: ERRORS,
+};
+
 /**
  * Usage of a project: admin only (a project's own users do not read its
- * metering). Usage routes are not metered themselves (runtime/usage/meter.ts
- * meters entity and realtime operations only).
+ * metering), by the path's project id or (`/api/usage/…`) the scope headers'.
  */
-const usageOp = (id: string, scope: 'none' | 'project', execute: OperationSpec['execute']): OperationSpec => ({ id, authn: 'admin', scope, grants: noGrants, execute });
+function usageOp(id: string, route: RouteDecl, contract: Omit<UsageContract, 'routes' | 'params'>, execute: OperationSpec['execute']): DeclaredSpec {
+  const byPath = route.path.includes(':projectId');
+  return {
+    id, authn: 'admin', scope: byPath ? 'none' : 'project', grants: noGrants, execute,
+    contract: usageContract({ ...contract, routes: [route], ...(byPath ? { params: PROJECT_ID } : {}) }),
+  };
+}
 
 export const USAGE_SPECS = {
   /** `GET /api/Usage/{projectId}/events?kind=&operationId=&from=&to=&pageSize=&cursor=`. */
-  events: usageOp('Usage.Events.List', 'none', listEvents),
+  events: usageOp('Usage.Events.List', { method: 'GET', path: 'Usage/:projectId/events' }, EVENTS, listEvents),
   /** `GET /api/usage/events` with the scope headers. */
-  scopedEvents: usageOp('Usage.Events.ListScoped', 'project', listEvents),
+  scopedEvents: usageOp('Usage.Events.ListScoped', { method: 'GET', path: 'usage/events' }, EVENTS, listEvents),
   /** `GET /api/Usage/{projectId}/rollups?window=&kind=&from=&to=`. */
-  rollups: usageOp('Usage.Rollups.List', 'none', listRollups),
+  rollups: usageOp('Usage.Rollups.List', { method: 'GET', path: 'Usage/:projectId/rollups' }, ROLLUPS, listRollups),
   /** `GET /api/usage/rollups` with the scope headers. */
-  scopedRollups: usageOp('Usage.Rollups.ListScoped', 'project', listRollups),
+  scopedRollups: usageOp('Usage.Rollups.ListScoped', { method: 'GET', path: 'usage/rollups' }, ROLLUPS, listRollups),
 };
 
-/** Served by adapters/rest/routes.ts, which still imports it from quotas.ts until routes come from declarations (issue 23). */
 export { QUOTA_SPECS } from './quotas.js';

@@ -1,16 +1,14 @@
 import { notFound, ServiceError, validationFailed } from '../../errors/service-error.js';
 import { readProject } from '../../control/project-store.js';
 import { listQuotas, quotaProject, readQuota, type QuotaRecord } from '../../quota/store.js';
-import { list, noContent, single } from '../envelopes.js';
-import { noGrants, type OperationContext, type OperationSpec, type ProjectRow } from '../types.js';
+import { list as listOf, noContent, single } from '../envelopes.js';
+import { noGrants, type DeclaredSpec, type OperationContext, type OperationSpec, type ProjectRow } from '../types.js';
+import type { RouteDecl } from '../contract/index.js';
+import { USAGE_SCHEMAS as S } from './usage-schemas.js';
+import { usageContract, type UsageContract } from './usage-contract.js';
 
 const MAX_LIST = 1000;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-/** Admin only: a project user's token gets 403 at stage 1 (CONTRACT: a quota write by a user → 403). */
-const byPath = (id: string, execute: OperationSpec['execute']): OperationSpec => ({ id, authn: 'admin', scope: 'none', grants: noGrants, execute });
-/** `/api/usage/quotas/…`: the project comes from the scope headers. */
-const byHeaders = (id: string, execute: OperationSpec['execute']): OperationSpec => ({ id, authn: 'admin', scope: 'project', grants: noGrants, execute });
 
 async function pathProject(ctx: OperationContext): Promise<ProjectRow> {
   const p = await readProject(ctx.services.db, null, ctx.inv.params.projectId ?? '');
@@ -41,26 +39,26 @@ function listLimit(ctx: OperationContext): number {
 /** The public shape of a quota (every stored field; nothing secret). */
 const view = (q: QuotaRecord): QuotaRecord => q;
 
-const create: OperationSpec['execute'] = async (ctx) => {
+const createOne: OperationSpec['execute'] = async (ctx) => {
   const project = await projectOf(ctx);
   return single(ctx, view(await ctx.services.control.createQuota(project.id, ctx.inv.body)), 201);
 };
 
-const index: OperationSpec['execute'] = async (ctx) => {
+const listAll: OperationSpec['execute'] = async (ctx) => {
   const project = await projectOf(ctx);
   const size = listLimit(ctx);
   const rows = await listQuotas(ctx.services.db, project.id, size);
-  return list(ctx, rows.map(view), { number: 1, size, totalCount: rows.length });
+  return listOf(ctx, rows.map(view), { number: 1, size, totalCount: rows.length });
 };
 
-const read: OperationSpec['execute'] = async (ctx) => {
+const readOne: OperationSpec['execute'] = async (ctx) => {
   const project = await projectOf(ctx);
   const q = await readQuota(ctx.services.db, project.id, quotaIdOf(ctx));
   if (q === null) throw missing();
   return single(ctx, view(q));
 };
 
-const update = (partial: boolean): OperationSpec['execute'] => async (ctx) => {
+const updateOne = (partial: boolean): OperationSpec['execute'] => async (ctx) => {
   const project = await projectOf(ctx);
   const quotaId = quotaIdOf(ctx);
   // A quota of another project is not found, whatever the scope headers say (isolation).
@@ -70,32 +68,79 @@ const update = (partial: boolean): OperationSpec['execute'] => async (ctx) => {
   return single(ctx, view(q));
 };
 
-const remove: OperationSpec['execute'] = async (ctx) => {
+const removeOne: OperationSpec['execute'] = async (ctx) => {
   const project = await projectOf(ctx);
   if (!(await ctx.services.control.deleteQuota(project.id, quotaIdOf(ctx)))) throw missing();
   return noContent;
 };
 
-const summary: OperationSpec['execute'] = async (ctx) => {
+const summarize: OperationSpec['execute'] = async (ctx) => {
   const project = await projectOf(ctx);
   if (ctx.services.quotas === undefined) throw new ServiceError('UNAVAILABLE', 'Quota.Unavailable', 'quotas are not enabled on this node');
   return single(ctx, await ctx.services.quotas.summary(project.id));
 };
 
+type QuotaContract = Omit<UsageContract, 'routes' | 'params'>;
+
+/**
+ * One quota operation answers on two routes: by the path's project id (no scope headers) and under
+ * `/api/usage` by the scope headers (`<id>Scoped`, as `Usage.Events.ListScoped`): two specs, since
+ * the scope is the spec's. Admin only, so a project user's token gets 403 at stage 1 (CONTRACT: a
+ * quota write by a user → 403).
+ */
+function quotaPair(id: string, method: RouteDecl['method'], tail: string, contract: QuotaContract, execute: OperationSpec['execute']): [DeclaredSpec, DeclaredSpec] {
+  const byPath = usageContract({ ...contract, routes: [{ method, path: `Usage/:projectId/${tail}` }], params: { ...PROJECT_ID, ...QUOTA_ID } });
+  const byHeaders = usageContract({
+    ...contract, params: QUOTA_ID,
+    routes: [{ method, path: `usage/${tail}`, summary: `${contract.summary} (the project of the scope headers)` }],
+  });
+  return [
+    { id, authn: 'admin', scope: 'none', grants: noGrants, execute, contract: byPath },
+    { id: `${id}Scoped`, authn: 'admin', scope: 'project', grants: noGrants, execute, contract: byHeaders },
+  ];
+}
+
+const PROJECT_ID = { projectId: { description: 'Project id.', schema: { type: 'string', format: 'uuid' } } };
+const QUOTA_ID = { quotaId: { description: 'Quota id (a value that is not a UUID answers 404).', schema: { type: 'string', format: 'uuid' } } };
+const QUOTA_REASONS = {
+  prefix: 'Quota',
+  fields: { kind: 'Quota.UnknownKind', limit: 'Quota.InvalidLimit', mode: 'Quota.UnknownMode', window: 'Quota.UnknownWindow', dimensions: 'Quota.InvalidDimensions' },
+};
+const READ = [401, 403, 404, 422];
+const WRITE = [400, 401, 403, 404, 413, 422];
+const WRITE_TEXT = 'A limit above the parent project\'s governance cap answers 422 `Governance.EnvelopeExceeded` (`limit`).';
+
+const [list, scopedList] = quotaPair('Usage.Quotas.List', 'GET', 'quotas', {
+  summary: 'The project\'s quotas, oldest first (admin only)',
+  query: { limit: { description: 'At most this many (1–1000, default 1000); `pageSize` is taken too.', schema: { type: 'integer', minimum: 1, maximum: MAX_LIST } } },
+  output: { status: 200, body: S.UsageQuotaList }, errors: READ,
+}, listAll);
+const [create, scopedCreate] = quotaPair('Usage.Quotas.Create', 'POST', 'quotas', {
+  summary: 'Create a quota (admin only)', description: WRITE_TEXT,
+  body: S.UsageQuotaInput, reasons: QUOTA_REASONS, output: { status: 201, body: S.UsageQuotaSingle }, errors: WRITE,
+}, createOne);
+const [read, scopedRead] = quotaPair('Usage.Quotas.Read', 'GET', 'quotas/:quotaId', {
+  summary: 'Read a quota (admin only)', output: { status: 200, body: S.UsageQuotaSingle }, errors: READ,
+}, readOne);
+const [replace, scopedReplace] = quotaPair('Usage.Quotas.Replace', 'PUT', 'quotas/:quotaId', {
+  summary: 'Replace a quota\'s fields (admin only)', description: WRITE_TEXT,
+  body: S.UsageQuotaInput, reasons: QUOTA_REASONS, output: { status: 200, body: S.UsageQuotaSingle }, errors: WRITE,
+}, updateOne(false));
+const [patchByPath, scopedPatch] = quotaPair('Usage.Quotas.Patch', 'PATCH', 'quotas/:quotaId', {
+  summary: 'Change the fields of a quota the body names (admin only)', description: WRITE_TEXT,
+  body: S.UsageQuotaPatch, reasons: QUOTA_REASONS, output: { status: 200, body: S.UsageQuotaSingle }, errors: WRITE,
+}, updateOne(true));
+const [remove, scopedDelete] = quotaPair('Usage.Quotas.Delete', 'DELETE', 'quotas/:quotaId', {
+  summary: 'Delete a quota (admin only)', output: { status: 204 }, errors: [401, 403, 404],
+}, removeOne);
+const [summary, scopedSummary] = quotaPair('Usage.Summary', 'GET', 'summary', {
+  summary: 'Each quota of the project with its usage in the current window (admin only)',
+  description: 'A node without quotas enabled answers 503 `Quota.Unavailable`.',
+  output: { status: 200, body: S.UsageQuotaSummary }, errors: READ,
+}, summarize);
+
 /** `/api/Usage/{projectId}/quotas…` and `/api/usage/quotas…` (CONTRACT: Usage and quotas). */
 export const QUOTA_SPECS = {
-  list: byPath('Usage.Quotas.List', index),
-  create: byPath('Usage.Quotas.Create', create),
-  read: byPath('Usage.Quotas.Read', read),
-  replace: byPath('Usage.Quotas.Replace', update(false)),
-  patchByPath: byPath('Usage.Quotas.Patch', update(true)),
-  delete: byPath('Usage.Quotas.Delete', remove),
-  summary: byPath('Usage.Summary', summary),
-  scopedList: byHeaders('Usage.Quotas.List', index),
-  scopedCreate: byHeaders('Usage.Quotas.Create', create),
-  scopedRead: byHeaders('Usage.Quotas.Read', read),
-  scopedReplace: byHeaders('Usage.Quotas.Replace', update(false)),
-  scopedPatch: byHeaders('Usage.Quotas.Patch', update(true)),
-  scopedDelete: byHeaders('Usage.Quotas.Delete', remove),
-  scopedSummary: byHeaders('Usage.Summary', summary),
+  list, create, read, replace, patchByPath, delete: remove, summary,
+  scopedList, scopedCreate, scopedRead, scopedReplace, scopedPatch, scopedDelete, scopedSummary,
 };
