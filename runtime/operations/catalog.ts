@@ -1,5 +1,6 @@
 import { BRANCH_SPECS } from './control/branches.js';
 import { SANDBOX_SPECS } from './control/sandboxes.js';
+import { IDENTITY_OPERATIONS } from './identity/index.js';
 import type { DeclaredSpec } from './types.js';
 
 /**
@@ -14,6 +15,7 @@ export const PLATFORM_OPERATIONS: readonly DeclaredSpec[] = [
 
 
   // Identity: sessions, federation, step-up, identity management, API keys, capability grants, identity providers.
+  ...IDENTITY_OPERATIONS,
 
 
   // Branches and sandboxes.

@@ -13,6 +13,8 @@ import { compileErrors, validate } from '@readme/openapi-parser';
 import { STATIC_ROUTES } from '../../adapters/rest/routes.js';
 import { EMPTY_MODEL } from '../../runtime/publication/model.js';
 import { buildOpenApiDocument } from '../../runtime/publication/openapi.js';
+import { declaredOpenApi } from '../../runtime/operations/contract/index.js';
+import { PLATFORM_OPERATIONS } from '../../runtime/operations/catalog.js';
 import { bootstrapProject, Client } from '../support/client.js';
 import { expectError, expectStatus, type Json } from '../support/expect.js';
 import { NatsCluster } from '../support/nats-cluster.js';
@@ -276,7 +278,7 @@ describe('identity management in cluster mode', { skip: servicesSkip('postgres',
 });
 
 describe('identity management in the OpenAPI document', () => {
-  const doc = buildOpenApiDocument({ model: EMPTY_MODEL, publicationVersion: 1, tenantSlug: 'acme', projectSlug: 'shop', basePath: '/api' }) as Json;
+  const doc = buildOpenApiDocument({ model: EMPTY_MODEL, publicationVersion: 1, tenantSlug: 'acme', projectSlug: 'shop', basePath: '/api', platform: declaredOpenApi(PLATFORM_OPERATIONS) }) as Json;
 
   it('documents every /IdentityManagement route with its operation id, admin-only, and still validates', async () => {
     const routes = STATIC_ROUTES.filter((r) => r.path.startsWith('IdentityManagement/'));

@@ -11,6 +11,8 @@ import { compileErrors, validate } from '@readme/openapi-parser';
 import { STATIC_ROUTES } from '../../adapters/rest/routes.js';
 import { EMPTY_MODEL } from '../../runtime/publication/model.js';
 import { buildOpenApiDocument } from '../../runtime/publication/openapi.js';
+import { declaredOpenApi } from '../../runtime/operations/contract/index.js';
+import { PLATFORM_OPERATIONS } from '../../runtime/operations/catalog.js';
 import { projectSigningKey } from '../../runtime/identity/index.js';
 import { bootstrapProject, type Client } from '../support/client.js';
 import { expectError, expectStatus, type Json } from '../support/expect.js';
@@ -278,7 +280,7 @@ forEachBackend('step-up', (backend: Backend) => {
 
 describe('step-up in the OpenAPI document', () => {
   it('documents every step-up route with its operation id; completion is open (scope headers only); the document validates', async () => {
-    const doc = buildOpenApiDocument({ model: EMPTY_MODEL, publicationVersion: 1, tenantSlug: 'acme', projectSlug: 'shop', basePath: '/api' }) as Json;
+    const doc = buildOpenApiDocument({ model: EMPTY_MODEL, publicationVersion: 1, tenantSlug: 'acme', projectSlug: 'shop', basePath: '/api', platform: declaredOpenApi(PLATFORM_OPERATIONS) }) as Json;
     const routes = STATIC_ROUTES.filter((r) => /^identity\/(mfa|challenge)/.test(r.path));
     assert.equal(routes.length, 8);
     for (const r of routes) {

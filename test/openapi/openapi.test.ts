@@ -6,6 +6,8 @@ import type { EntityDef, FieldDef, FieldType, ProjectModel } from '../../runtime
 import { EMPTY_MODEL } from '../../runtime/publication/model.js';
 import { entityOperations } from '../../runtime/publication/operations.js';
 import { buildOpenApiDocument, openApiToYaml, type OpenApiInput } from '../../runtime/publication/openapi.js';
+import { declaredOpenApi } from '../../runtime/operations/contract/index.js';
+import { PLATFORM_OPERATIONS } from '../../runtime/operations/catalog.js';
 import { STATIC_ROUTES } from '../../adapters/rest/routes.js';
 import { REALTIME_SPECS } from '../../runtime/operations/realtime/index.js';
 
@@ -37,7 +39,9 @@ const order: EntityDef = {
 };
 const MODEL: ProjectModel = { entities: [customer, order] };
 
-const input = (model: ProjectModel = MODEL): OpenApiInput => ({ model, publicationVersion: 7, tenantSlug: 'acme', projectSlug: 'shop', basePath: '/api' });
+/** The platform's declared operations are part of every served document (runtime/operations/control/discovery.ts). */
+const PLATFORM = declaredOpenApi(PLATFORM_OPERATIONS);
+const input = (model: ProjectModel = MODEL): OpenApiInput => ({ model, publicationVersion: 7, tenantSlug: 'acme', projectSlug: 'shop', basePath: '/api', platform: PLATFORM });
 
 /** Validates a deep clone (the parser mutates its input). */
 async function check(doc: Record<string, unknown>): Promise<{ valid: boolean; message: string }> {
