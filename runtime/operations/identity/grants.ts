@@ -80,13 +80,13 @@ export const createGrantSpec: DeclaredSpec = {
     description: '`grant` is `entity:<Entity|*>:<read|insert|update|delete|*>` or `branch:<name|*>:approve`, within the project\'s governance envelope; `rowFilter`, `check` and `fields` add row policy and a field mask (docs/authorization.md).',
     routes: [{ method: 'POST', path: 'projects/:projectId/capability-grants' }], params: PROJECT_ID_PARAM,
     body: S.CapabilityGrantInput,
-    reasons: { prefix: 'CapabilityGrant', order: 'properties', fields: { grant: 'CapabilityGrant.InvalidGrant', subjectId: 'CapabilityGrant.InvalidSubjectId', role: 'CapabilityGrant.InvalidRole' } },
+    reasons: { prefix: 'CapabilityGrant' },
     output: { status: 201, body: S.CapabilityGrantSingle },
     errors: [400, 401, 403, 404, 413, 422],
   }),
   async execute(ctx) {
     const projectId = await pathProject(ctx);
-    // Types and patterns are checked by CapabilityGrantInput; the holder rule and a missing grant stay here (reported first, as before).
+    // CapabilityGrantInput refuses unknown properties; the holder rule comes first, so the field checks stay here (see grant-schemas.ts).
     const body = ctx.inv.body as Record<string, unknown>;
     const hasSubject = body.subjectId !== undefined && body.subjectId !== null;
     const hasRole = body.role !== undefined && body.role !== null;

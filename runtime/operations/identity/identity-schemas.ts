@@ -116,7 +116,8 @@ export const IDENTITY_SCHEMAS = defineSchemas({
     type: 'object', required: ['provider'], additionalProperties: false,
     properties: {
       provider: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$', description: 'Name of an identity provider configured for the project.' },
-      redirectUri: str('Optional; when given it must be the redirect URI configured for the provider.'),
+      // Not typed here: the operation compares it with the provider's after finding the provider (404 first), as before.
+      redirectUri: { description: 'A string, optional; when given it must be the redirect URI configured for the provider (else 422 `Federation.RedirectUriMismatch`).' },
     },
   },
   IdentityFederationStarted: singleOf({

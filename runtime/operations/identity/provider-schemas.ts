@@ -12,18 +12,17 @@ type Json = Record<string, unknown>;
 
 export const PROVIDER_SCHEMAS = defineSchemas({
   IdentityProviderInput: {
-    type: 'object', required: ['issuer', 'clientId', 'redirectUri'], additionalProperties: false,
-    // In the order the operation reports them (`reasons.order`); URL checks (absolute, no fragment, public address) stay in the operation.
+    type: 'object', required: ['issuer'], additionalProperties: false,
+    description: 'Required: `issuer`, `clientId`, `redirectUri`; `clientSecret` when the provider is created.',
+    // The operation checks the issuer URL (reachable, public) before the other fields, so only `issuer` is checked
+    // here: a problem in a later field must not be reported before a refused issuer (422 `Federation.InvalidBody`,
+    // `…InvalidScopes`, `…InvalidUrl` naming the field, as before).
     properties: {
       issuer: bounded(2048, 'The provider\'s issuer URL (its discovery document is `<issuer>/.well-known/openid-configuration`); a private address answers 422 `Federation.PrivateIssuer`.'),
-      clientId: bounded(255, 'The client id registered with the provider.'),
-      clientSecret: bounded(1024, 'Required when the provider is created (else 422 `Federation.ClientSecretRequired`); left out on a replace, the stored one is kept. Kept in the secret store, never answered.'),
-      scopes: {
-        type: 'array', maxItems: 20, description: 'OAuth scopes to ask for; default `openid email profile`. `openid` is always asked for.',
-        // Each entry is checked by the operation, so a bad one answers `field: "scopes"` as before.
-        items: { description: 'An OAuth scope token (1 to 64 visible ASCII characters, no `"` or `\\`).' },
-      },
-      redirectUri: bounded(2048, 'Absolute URL without a fragment: where the provider sends the browser back; `federation/start` accepts only this one.'),
+      clientId: { description: 'Required, a string of 1 to 255 characters: the client id registered with the provider.' },
+      clientSecret: { description: 'A string of 1 to 1024 characters. Required when the provider is created (else 422 `Federation.ClientSecretRequired`); left out on a replace, the stored one is kept. Kept in the secret store, never answered.' },
+      scopes: { description: 'An array of at most 20 OAuth scope tokens (1 to 64 visible ASCII characters, no `"` or `\\`), else 422 `Federation.InvalidScopes`; default `openid email profile`. `openid` is always asked for.' },
+      redirectUri: { description: 'Required, a string of 1 to 2048 characters: an absolute URL without a fragment, where the provider sends the browser back; `federation/start` accepts only this one.' },
     },
   },
   IdentityProvider: {
