@@ -1,6 +1,5 @@
 import { ENTITY_SPECS } from '../../runtime/operations/entity/index.js';
 import { EVENT_SPECS } from '../../runtime/operations/control/events.js';
-import { IDENTITY_SPECS, MFA_SPECS, STEP_UP_SPECS } from '../../runtime/operations/identity/index.js';
 import { REALTIME_SPECS } from '../../runtime/operations/realtime/index.js';
 import { AUDIT_SPECS } from '../../runtime/operations/control/audit.js';
 import { INBOUND_WEBHOOK_SPECS } from '../../runtime/operations/webhooks/inbound.js';
@@ -18,8 +17,6 @@ export interface StaticRoute {
   path: string;
   spec: OperationSpec;
 }
-
-const I = IDENTITY_SPECS as Record<string, OperationSpec>;
 
 /** Outbound webhooks' routes, as tails under each of WEBHOOK_BASES: one list, so `/api/Webhook` cannot drift from `/api/webhooks`. */
 const OUTBOUND_WEBHOOK_ROUTES: ReadonlyArray<{ method: Method; tail: string; spec: OperationSpec }> = [
@@ -46,15 +43,6 @@ const DECLARED_ROUTES: StaticRoute[] = PLATFORM_OPERATIONS.flatMap((spec) => spe
  */
 export const STATIC_ROUTES: StaticRoute[] = [
   ...DECLARED_ROUTES,
-  { method: 'GET', path: 'projects/:projectId/capability-grants', spec: I['Projects.CapabilityGrants.List']! },
-  { method: 'POST', path: 'projects/:projectId/capability-grants', spec: I['Projects.CapabilityGrants.Create']! },
-  { method: 'DELETE', path: 'projects/:projectId/capability-grants/:grantId', spec: I['Projects.CapabilityGrants.Delete']! },
-  { method: 'GET', path: 'projects/:projectId/identity/providers', spec: I['Projects.IdentityProviders.List']! },
-  { method: 'PUT', path: 'projects/:projectId/identity/providers/:name', spec: I['Projects.IdentityProviders.Put']! },
-  { method: 'DELETE', path: 'projects/:projectId/identity/providers/:name', spec: I['Projects.IdentityProviders.Delete']! },
-  { method: 'GET', path: 'projects/:projectId/api-keys', spec: I['Projects.ApiKeys.List']! },
-  { method: 'POST', path: 'projects/:projectId/api-keys', spec: I['Projects.ApiKeys.Create']! },
-  { method: 'DELETE', path: 'projects/:projectId/api-keys/:id', spec: I['Projects.ApiKeys.Delete']! },
 
 
 
@@ -70,32 +58,9 @@ export const STATIC_ROUTES: StaticRoute[] = [
   ...WEBHOOK_BASES.flatMap((base) => OUTBOUND_WEBHOOK_ROUTES.map((r) => ({ method: r.method, path: `${base}/${r.tail}`, spec: r.spec }))),
   { method: 'POST', path: 'CredentialReveal/:revealTokenId/reveal', spec: OW.reveal },
 
-  { method: 'POST', path: 'identity/register', spec: I['Identity.Register']! },
-  { method: 'POST', path: 'identity/login', spec: I['Identity.Login']! },
-  { method: 'POST', path: 'identity/tokens/refresh', spec: I['Identity.Refresh']! },
-  { method: 'POST', path: 'identity/refresh', spec: I['Identity.Refresh']! },
-  { method: 'GET', path: 'identity/me', spec: I['Identity.Me']! },
-  { method: 'GET', path: 'identity/sessions', spec: I['Identity.Sessions.List']! },
-  { method: 'DELETE', path: 'identity/sessions/:sessionId', spec: I['Identity.Sessions.Revoke']! },
-  { method: 'POST', path: 'identity/federation/start', spec: I['Identity.Federation.Start']! },
-  { method: 'POST', path: 'identity/federation/callback', spec: I['Identity.Federation.Callback']! },
-
-  // Step-up (docs/identity.md "Step-up"): second-factor enrolment and challenges.
-  { method: 'POST', path: 'identity/mfa/totp', spec: MFA_SPECS['Identity.Mfa.Totp.Enrol'] },
-  { method: 'POST', path: 'identity/mfa/totp/confirm', spec: MFA_SPECS['Identity.Mfa.Totp.Confirm'] },
-  { method: 'POST', path: 'identity/mfa/webauthn/registration/options', spec: MFA_SPECS['Identity.Mfa.WebAuthn.RegistrationOptions'] },
-  { method: 'POST', path: 'identity/mfa/webauthn/registration/verify', spec: MFA_SPECS['Identity.Mfa.WebAuthn.RegistrationVerify'] },
-  { method: 'POST', path: 'identity/challenges', spec: STEP_UP_SPECS['Identity.Challenges.Create'] },
-  { method: 'POST', path: 'identity/challenges/:challengeId/complete', spec: STEP_UP_SPECS['Identity.Challenges.Complete'] },
-  { method: 'POST', path: 'identity/challenge/start', spec: STEP_UP_SPECS['Identity.Challenge.Start'] },
-  { method: 'POST', path: 'identity/challenge/verify', spec: STEP_UP_SPECS['Identity.Challenge.Verify'] },
 
 
-  { method: 'GET', path: 'IdentityManagement/subjects', spec: I['IdentityManagement.Subjects.List']! },
-  { method: 'GET', path: 'IdentityManagement/subjects/:id', spec: I['IdentityManagement.Subjects.Read']! },
-  { method: 'PUT', path: 'IdentityManagement/subjects/:id/claims', spec: I['IdentityManagement.Subjects.PutClaims']! },
-  { method: 'POST', path: 'IdentityManagement/subjects/:id/deactivate', spec: I['IdentityManagement.Subjects.Deactivate']! },
-  { method: 'GET', path: 'IdentityManagement/memberships', spec: I['IdentityManagement.Memberships.List']! },
+
 
   { method: 'GET', path: 'realtime/sse', spec: REALTIME_SPECS.sse },
   { method: 'POST', path: 'realtime/token', spec: REALTIME_SPECS.token },
