@@ -27,6 +27,7 @@ import { PROPOSAL_SPECS } from './control/proposals.js';
 import { DEPLOYMENT_SPECS } from './control/deployments.js';
 import { SCHEMA_SPECS } from './control/schema.js';
 import { SCHEMA_TRANSITION_SPECS } from './control/schema-transition.js';
+import { IDENTITY_OPERATIONS } from './identity/index.js';
 import { EVENT_SPECS } from './control/events.js';
 import { AUDIT_SPECS } from './control/audit.js';
 import { CREDENTIAL_REVEAL_SPEC, OUTBOUND_WEBHOOK_SPECS } from './webhooks/outbound.js';
@@ -58,6 +59,7 @@ export const PLATFORM_OPERATIONS: readonly DeclaredSpec[] = [
 
 
   // Identity: sessions, federation, step-up, identity management, API keys, capability grants, identity providers.
+  ...IDENTITY_OPERATIONS,
 
 
   // Branches and sandboxes.

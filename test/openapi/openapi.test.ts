@@ -39,9 +39,9 @@ const order: EntityDef = {
 };
 const MODEL: ProjectModel = { entities: [customer, order] };
 
-const input = (model: ProjectModel = MODEL): OpenApiInput => ({
-  model, publicationVersion: 7, tenantSlug: 'acme', projectSlug: 'shop', basePath: '/api', platform: declaredOpenApi(PLATFORM_OPERATIONS),
-});
+/** The platform's declared operations are part of every served document (runtime/operations/control/discovery.ts). */
+const PLATFORM = declaredOpenApi(PLATFORM_OPERATIONS);
+const input = (model: ProjectModel = MODEL): OpenApiInput => ({ model, publicationVersion: 7, tenantSlug: 'acme', projectSlug: 'shop', basePath: '/api', platform: PLATFORM });
 
 /** Validates a deep clone (the parser mutates its input). */
 async function check(doc: Record<string, unknown>): Promise<{ valid: boolean; message: string }> {

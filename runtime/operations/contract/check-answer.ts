@@ -10,7 +10,7 @@ import type { OperationContract } from './types.js';
 export function answerMismatch(contract: OperationContract, status: number, body: unknown): string | null {
   const out = contract.output;
   if (status >= 300) return null;
-  if (status !== out.status && !(out.conditional === true && status === 304)) return `status ${status}, declared ${out.status}`;
+  if (status !== out.status && status !== out.alsoStatus && !(out.conditional === true && status === 304)) return `status ${status}, declared ${out.status}`;
   if (out.body === undefined || out.mediaType !== undefined || out.sse !== undefined || status === 304) return null;
   const validate = validatorOf(out.body.name);
   if (validate(body)) return null;

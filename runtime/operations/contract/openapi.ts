@@ -95,6 +95,7 @@ function operationObject(op: DeclaredOperation, route: RouteDecl, index: number)
   else if (c.rawBodyMediaType !== undefined) o.requestBody = { required: true, content: { [c.rawBodyMediaType]: { schema: c.rawBodySchema === undefined ? { type: 'string' } : schemaRef(c.rawBodySchema.name) } } };
   o.responses = {
     [String(c.output.status)]: successResponse(op),
+    ...(c.output.alsoStatus === undefined ? {} : { [String(c.output.alsoStatus)]: successResponse(op) }),
     ...(c.output.conditional === true ? { '304': notModified() } : {}),
     ...errorResponses([...c.errors]),
   };

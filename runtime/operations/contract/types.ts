@@ -46,6 +46,8 @@ export interface ParamDecl {
  */
 export interface OutputDecl {
   readonly status: 101 | 200 | 201 | 202 | 204;
+  /** A second success status with the same body: a PUT that answers 201 when it created and 200 when it replaced. */
+  readonly alsoStatus?: 200 | 201;
   readonly body?: NamedSchema;
   readonly sse?: { readonly event: string; readonly data: NamedSchema };
   readonly upgrade?: true;
@@ -76,11 +78,18 @@ export type Stability = 'stable' | 'beta' | 'experimental' | 'deprecated';
  * `<prefix>.InvalidBody` (not a JSON object), `.UnknownProperty`,
  * `.MissingProperty` and `.InvalidProperty`; `fields` names the reason of
  * an invalid or missing top-level field where the operation has its own
- * (`name` → `Branch.InvalidName`).
+ * (`name` → `Branch.InvalidName`); `grants[]` names the reason of a problem
+ * inside an item of the array `grants` (`ApiKey.InvalidGrant`), apart from the array's own.
  */
 export interface ReasonDecl {
   readonly prefix: string;
   readonly fields?: Readonly<Record<string, string>>;
+  /**
+   * `properties`: of several problems, report an unknown top-level property first, then the
+   * first top-level field in the schema's `properties` order that is missing or invalid, as
+   * handlers that check their fields one after the other did. Default: unknown, then missing, then invalid.
+   */
+  readonly order?: 'properties';
 }
 
 /**

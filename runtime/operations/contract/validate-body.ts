@@ -63,16 +63,34 @@ function classify(e: ErrorObject): { kind: Kind; field: string; message: string 
   return { kind: 'InvalidProperty', field, message: `'${field}' ${e.message ?? 'is invalid'}` };
 }
 
-/** The one error to report: an unknown property before a missing one before an invalid one, as the hand-written checks did. */
-function firstError(errors: readonly ErrorObject[]): { kind: Kind; field: string; message: string } {
+const topOf = (field: string): string => field.split(/[.[]/, 1)[0]!;
+/** `grants[3].grant` → 3: the item of a top-level array a problem is in; -1 when none. */
+const itemOf = (field: string): number => { const m = /^[^.[]*\[(\d+)\]/.exec(field); return m === null ? -1 : Number(m[1]); };
+
+/**
+ * The one error to report: an unknown property before a missing one before an invalid one, as the hand-written checks did;
+ * with `order` (ReasonDecl.order), an unknown top-level property, then the first of `order`'s fields with a problem
+ * (in an array, its first item with one; in one item, unknown before missing before invalid, as an item check goes).
+ */
+function firstError(errors: readonly ErrorObject[], order?: readonly string[]): { kind: Kind; field: string; message: string } {
   const all = errors.filter((e) => e.keyword !== 'if' && e.keyword !== 'anyOf' && e.keyword !== 'oneOf').map(classify);
   const pool = all.length > 0 ? all : errors.map(classify);
+  if (order !== undefined) {
+    const unknown = pool.find((e) => e.kind === 'UnknownProperty' && !order.includes(topOf(e.field)));
+    if (unknown !== undefined) return unknown;
+    const rank = (e: { field: string }): number => { const i = order.indexOf(topOf(e.field)); return i < 0 ? order.length : i; };
+    const before = (a: { field: string; kind: Kind }, b: { field: string; kind: Kind }): boolean =>
+      rank(a) !== rank(b) ? rank(a) < rank(b) : itemOf(a.field) !== itemOf(b.field) ? itemOf(a.field) < itemOf(b.field) : PRIORITY[a.kind] < PRIORITY[b.kind];
+    return pool.reduce((best, e) => (before(e, best) ? e : best));
+  }
   return pool.reduce((best, e) => (PRIORITY[e.kind] < PRIORITY[best.kind] ? e : best));
 }
 
+/** The reason of a problem: `fields['grants[]']` for one inside an item of `grants`, else `fields.grants` for one in `grants`, else the prefix's. */
 function reasonOf(reasons: ReasonDecl, kind: Kind, field: string): string {
-  const top = field.split(/[.[]/, 1)[0]!;
-  return (kind !== 'UnknownProperty' ? reasons.fields?.[top] : undefined) ?? `${reasons.prefix}.${kind}`;
+  if (kind === 'UnknownProperty') return `${reasons.prefix}.${kind}`;
+  const inItem = itemOf(field) >= 0 ? reasons.fields?.[`${topOf(field)}[]`] : undefined;
+  return inItem ?? reasons.fields?.[topOf(field)] ?? `${reasons.prefix}.${kind}`;
 }
 
 /** Throws the 422 of a body that does not match the contract's schema; returns when it does (or when none is declared). */
@@ -88,6 +106,7 @@ export function validateBody(contract: OperationContract, operationId: string, b
   if (expectsObject && (typeof body !== 'object' || Array.isArray(body))) throw validationFailed(`${reasons.prefix}.InvalidBody`, 'body must be a JSON object');
   const validate = validatorOf(schema.name);
   if (validate(body)) return;
-  const e = firstError(validate.errors ?? []);
+  const order = reasons.order === 'properties' ? Object.keys((schema.schema.properties ?? {}) as Json) : undefined;
+  const e = firstError(validate.errors ?? [], order);
   throw validationFailed(reasonOf(reasons, e.kind, e.field), e.message, e.field === '' ? undefined : e.field);
 }

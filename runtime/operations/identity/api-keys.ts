@@ -4,18 +4,17 @@ import { notFound, validationFailed } from '../../errors/service-error.js';
 import { apiKeyHash, apiKeyPrefix, newApiKeySecret, type ApiKeyGrant, UUID_RE } from '../../identity/index.js';
 import { webhooksOf } from '../webhooks/outbound.js';
 import { control, noContent } from '../envelopes.js';
-import { noGrants, type OperationContext, type OperationSpec } from '../types.js';
-import { objectBody } from './body.js';
-import { GRANT_RE, pathProject, validatePolicyParts } from './grants.js';
+import { noGrants, type DeclaredSpec, type OperationContext } from '../types.js';
+import { API_KEY_SCHEMAS as K } from './api-key-schemas.js';
+import { identityContract } from './contract.js';
+import { pathProject, PROJECT_ID_PARAM, validatePolicyParts } from './grants.js';
 import type { PolicyGrant } from '../../policy/grant-policy.js';
 import { assertGrantWithinEnvelope } from '../../governance/within-envelope.js';
 
 const MAX_NAME = 200;
-const MAX_GRANTS = 100;
 const MAX_SCOPES = 50;
 /** Bound on the stored grant list (row filters included), whatever the body limit. */
 const MAX_GRANTS_JSON = 64 * 1024;
-const GRANT_OBJECT_KEYS = ['grant', 'rowFilter', 'check', 'fields'];
 
 const S = PLATFORM_SCHEMA;
 const COLUMNS = 'id::text AS id, project_id::text AS project_id, name, grants, scopes, created_at';
@@ -29,47 +28,34 @@ const record = (r: KeyRow) => ({
   id: r.id, projectId: r.project_id, name: r.name, keyPrefix: apiKeyPrefix(r.id), grants: json(r.grants), scopes: json(r.scopes), createdAt: r.created_at,
 });
 
-const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-
 /**
  * One grant entry, kept as given: a grant string, or `{ grant, rowFilter?,
- * check?, fields? }`. The shape is checked here; the row-policy parts are
- * then validated against the live model (validatePolicyParts) and enforced
- * by stage 5 (runtime/policy/, docs/authorization.md).
+ * check?, fields? }`, its shape checked by ApiKeyGrant (api-key-schemas.ts).
+ * The field names are checked here: a bad one is reported as `grants[i].fields`.
+ * The row-policy parts are then validated against the live model
+ * (validatePolicyParts) and enforced by stage 5 (runtime/policy/, docs/authorization.md).
  */
 function readGrant(raw: unknown, i: number): ApiKeyGrant {
-  const field = `grants[${i}]`;
-  const badGrant = () => validationFailed('ApiKey.InvalidGrant', `${field} must be entity:<Entity>:<read|insert|update|delete|*>`, field);
-  if (typeof raw === 'string') {
-    if (!GRANT_RE.test(raw)) throw badGrant();
-    return raw;
+  const g = raw as ApiKeyGrant;
+  if (typeof g !== 'string' && Array.isArray(g.fields) && !g.fields.every((f) => typeof f === 'string' && f.length > 0 && f.length <= 128)) {
+    throw validationFailed('ApiKey.InvalidGrant', `grants[${i}].fields must be a list of field names`, `grants[${i}].fields`);
   }
-  if (!isPlainObject(raw)) throw badGrant();
-  for (const k of Object.keys(raw)) {
-    if (!GRANT_OBJECT_KEYS.includes(k)) throw validationFailed('ApiKey.UnknownProperty', `unknown property '${k.slice(0, 64)}' in ${field}`, `${field}.${k.slice(0, 64)}`);
-  }
-  if (typeof raw.grant !== 'string' || !GRANT_RE.test(raw.grant)) throw validationFailed('ApiKey.InvalidGrant', `${field}.grant must be entity:<Entity>:<read|insert|update|delete|*>`, `${field}.grant`);
-  for (const k of ['rowFilter', 'check'] as const) {
-    if (raw[k] !== undefined && !isPlainObject(raw[k])) throw validationFailed('ApiKey.InvalidGrant', `${field}.${k} must be a filter object`, `${field}.${k}`);
-  }
-  if (raw.fields !== undefined && (!Array.isArray(raw.fields) || raw.fields.length > 500 || !raw.fields.every((f) => typeof f === 'string' && f.length > 0 && f.length <= 128))) {
-    throw validationFailed('ApiKey.InvalidGrant', `${field}.fields must be a list of field names`, `${field}.fields`);
-  }
-  return raw as ApiKeyGrant;
+  return g;
 }
 
+/**
+ * The body's shape is checked by ApiKeyInput (api-key-schemas.ts); what stays here is what the
+ * schema cannot say with the same 422s: field names of grants, the stored size, scope entries
+ * (reported as `scopes`), and the name's length in UTF-16 units.
+ */
 function readInput(body: unknown): { name: string; grants: ApiKeyGrant[]; scopes: string[] | null } {
-  const b = objectBody(body, ['name', 'grants', 'scopes'], 'ApiKey');
-  if (typeof b.name !== 'string' || b.name.trim() === '' || b.name.length > MAX_NAME) {
-    throw validationFailed(b.name === undefined ? 'ApiKey.MissingProperty' : 'ApiKey.InvalidProperty', `'name' is required: a non-empty string of at most ${MAX_NAME} characters`, 'name');
-  }
-  if (!Array.isArray(b.grants)) throw validationFailed(b.grants === undefined ? 'ApiKey.MissingProperty' : 'ApiKey.InvalidProperty', "'grants' is required and must be an array", 'grants');
-  if (b.grants.length > MAX_GRANTS) throw validationFailed('ApiKey.InvalidProperty', `'grants' holds at most ${MAX_GRANTS} entries`, 'grants');
+  const b = body as { name: string; grants: unknown[]; scopes?: unknown[] | null };
+  if (b.name.length > MAX_NAME) throw validationFailed('ApiKey.InvalidProperty', `'name' is required: a non-empty string of at most ${MAX_NAME} characters`, 'name');
   const grants = b.grants.map(readGrant);
   if (JSON.stringify(grants).length > MAX_GRANTS_JSON) throw validationFailed('ApiKey.InvalidProperty', `'grants' is larger than ${MAX_GRANTS_JSON} bytes`, 'grants');
   let scopes: string[] | null = null;
   if (b.scopes !== undefined && b.scopes !== null) {
-    if (!Array.isArray(b.scopes) || b.scopes.length > MAX_SCOPES || !b.scopes.every((s) => typeof s === 'string' && s.length > 0 && s.length <= 200)) {
+    if (!b.scopes.every((s) => typeof s === 'string' && s.length > 0 && s.length <= 200)) {
       throw validationFailed('ApiKey.InvalidProperty', `'scopes' must be a list of at most ${MAX_SCOPES} non-empty strings`, 'scopes');
     }
     scopes = b.scopes as string[];
@@ -77,16 +63,26 @@ function readInput(body: unknown): { name: string; grants: ApiKeyGrant[]; scopes
   return { name: b.name, grants, scopes };
 }
 
+const KEY_ID = { id: { description: 'API key id.', schema: { type: 'string', format: 'uuid' } } };
+
 /**
  * `POST /api/projects/{projectId}/api-keys` → 201 `{ data: { id, revealTokenId, … } }`.
  * The secret is generated here, stored as sha256 only, and handed out once
  * through `CredentialReveal` (a reveal-once sealed copy the reveal deletes).
  */
-export const createApiKeySpec: OperationSpec = {
+export const createApiKeySpec: DeclaredSpec = {
   id: 'Projects.ApiKeys.Create',
   authn: 'admin',
   scope: 'none',
   grants: noGrants,
+  contract: identityContract({
+    summary: 'Create an API key (one-time reveal via `revealTokenId`)',
+    description: 'The key is sent as `Authorization: Bearer plk_…` with the project\'s scope headers and acts with exactly its grants, on this project only.',
+    routes: [{ method: 'POST', path: 'projects/:projectId/api-keys' }], params: PROJECT_ID_PARAM,
+    body: K.ApiKeyInput, reasons: { prefix: 'ApiKey', order: 'properties', fields: { 'grants[]': 'ApiKey.InvalidGrant' } },
+    output: { status: 201, body: K.ApiKeySingle },
+    errors: [401, 403, 404, 413, 422],
+  }),
   async execute(ctx) {
     const projectId = await pathProject(ctx);
     const input = readInput(ctx.inv.body);
@@ -115,11 +111,17 @@ export const createApiKeySpec: OperationSpec = {
 };
 
 /** `GET /api/projects/{projectId}/api-keys` → 200 every key of the project, without secrets. */
-export const listApiKeysSpec: OperationSpec = {
+export const listApiKeysSpec: DeclaredSpec = {
   id: 'Projects.ApiKeys.List',
   authn: 'admin',
   scope: 'none',
   grants: noGrants,
+  contract: identityContract({
+    summary: 'List the project\'s API keys (never their secrets)',
+    routes: [{ method: 'GET', path: 'projects/:projectId/api-keys' }], params: PROJECT_ID_PARAM,
+    output: { status: 200, body: K.ApiKeyList },
+    errors: [401, 403, 404],
+  }),
   async execute(ctx) {
     const projectId = await pathProject(ctx);
     const res = await ctx.services.db.query<KeyRow>(`SELECT ${COLUMNS} FROM ${S}.api_keys WHERE project_id = $1 ORDER BY created_at, id`, [projectId]);
@@ -132,11 +134,17 @@ export const listApiKeysSpec: OperationSpec = {
  * from the next request on, on every node: this node's verifier tombstones
  * it and announces the id on the cluster bus.
  */
-export const deleteApiKeySpec: OperationSpec = {
+export const deleteApiKeySpec: DeclaredSpec = {
   id: 'Projects.ApiKeys.Delete',
   authn: 'admin',
   scope: 'none',
   grants: noGrants,
+  contract: identityContract({
+    summary: 'Delete an API key: refused from its next request on, on every node',
+    routes: [{ method: 'DELETE', path: 'projects/:projectId/api-keys/:id' }], params: { ...PROJECT_ID_PARAM, ...KEY_ID },
+    output: { status: 204 },
+    errors: [401, 403, 404],
+  }),
   async execute(ctx) {
     const projectId = await pathProject(ctx);
     const keyId = (ctx.inv.params.id ?? '').toLowerCase();

@@ -30,9 +30,12 @@ import {
 } from '../../identity/index.js';
 import type { SecretStore } from '../../secrets/index.js';
 import { noContent, single } from '../envelopes.js';
-import { noGrants, type OperationContext, type OperationSpec } from '../types.js';
-import { normalizeEmail, objectBody } from './body.js';
-import { pathProject } from './grants.js';
+import { noGrants, type DeclaredSpec, type OperationContext, type OperationSpec } from '../types.js';
+import { normalizeEmail } from './body.js';
+import { identityContract } from './contract.js';
+import { IDENTITY_SCHEMAS as S } from './identity-schemas.js';
+import { PROVIDER_SCHEMAS as P } from './provider-schemas.js';
+import { pathProject, PROJECT_ID_PARAM } from './grants.js';
 import { openSession } from './register-login.js';
 
 const NAME_RE = /^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$/;
@@ -73,15 +76,28 @@ function redirectUri(value: unknown): string {
 }
 
 /** `PUT /api/projects/{projectId}/identity/providers/{name}` → 201 created or 200 replaced; never the secret. */
-export const putProviderSpec: OperationSpec = {
+const BY_NAME = { name: { description: 'Provider name (letters, digits, `_` and `-`, at most 63); another answers 422 `Federation.InvalidProvider` (PUT) or 404 (DELETE).' } };
+const PROVIDER_FIELD = 'Federation.InvalidBody';
+
+export const putProviderSpec: DeclaredSpec = {
   id: 'Projects.IdentityProviders.Put',
   authn: 'admin',
   scope: 'none',
   grants: noGrants,
+  contract: identityContract({
+    summary: 'Configure an OpenID Connect identity provider of the project (201 created, 200 replaced; never answers the secret)',
+    description: 'The issuer must be reachable and public (unless the node allows private issuers); `redirectUri` absolute without a fragment. Decisions in docs/identity.md "Federation (OIDC)".',
+    routes: [{ method: 'PUT', path: 'projects/:projectId/identity/providers/:name' }], params: { ...PROJECT_ID_PARAM, ...BY_NAME },
+    body: P.IdentityProviderInput,
+    reasons: { prefix: 'Federation', fields: { issuer: PROVIDER_FIELD } },
+    output: { status: 201, alsoStatus: 200, body: P.IdentityProviderSingle },
+    errors: [400, 401, 403, 404, 413, 422],
+  }),
   async execute(ctx) {
     const projectId = await pathProject(ctx);
     const name = providerName(ctx.inv.params.name, 'name');
-    const body = objectBody(ctx.inv.body, ['issuer', 'clientId', 'clientSecret', 'redirectUri', 'scopes'], 'Federation');
+    // IdentityProviderInput checks unknown properties and the issuer; the fields after it are checked here, after the issuer URL (provider-schemas.ts).
+    const body = ctx.inv.body as Record<string, unknown>;
     const issuer = boundedString(body.issuer, 'issuer', 2048);
     await checkProviderUrl(issuer, allowPrivate(ctx), 'issuer');
     const clientId = boundedString(body.clientId, 'clientId', 255);
@@ -102,11 +118,17 @@ export const putProviderSpec: OperationSpec = {
 };
 
 /** `GET /api/projects/{projectId}/identity/providers` → 200 the project's providers, by name. */
-export const listProvidersSpec: OperationSpec = {
+export const listProvidersSpec: DeclaredSpec = {
   id: 'Projects.IdentityProviders.List',
   authn: 'admin',
   scope: 'none',
   grants: noGrants,
+  contract: identityContract({
+    summary: 'List the project\'s identity providers, by name (no secrets)',
+    routes: [{ method: 'GET', path: 'projects/:projectId/identity/providers' }], params: PROJECT_ID_PARAM,
+    output: { status: 200, body: P.IdentityProviderList },
+    errors: [401, 403, 404],
+  }),
   async execute(ctx) {
     const projectId = await pathProject(ctx);
     return single(ctx, (await listProviders(ctx.services.db, projectId)).map(providerRecord));
@@ -114,11 +136,17 @@ export const listProvidersSpec: OperationSpec = {
 };
 
 /** `DELETE /api/projects/{projectId}/identity/providers/{name}` → 204; pending authorizations of it end. */
-export const deleteProviderSpec: OperationSpec = {
+export const deleteProviderSpec: DeclaredSpec = {
   id: 'Projects.IdentityProviders.Delete',
   authn: 'admin',
   scope: 'none',
   grants: noGrants,
+  contract: identityContract({
+    summary: 'Delete an identity provider of the project; its pending authorizations end',
+    routes: [{ method: 'DELETE', path: 'projects/:projectId/identity/providers/:name' }], params: { ...PROJECT_ID_PARAM, ...BY_NAME },
+    output: { status: 204 },
+    errors: [401, 403, 404],
+  }),
   async execute(ctx) {
     const projectId = await pathProject(ctx);
     const name = ctx.inv.params.name ?? '';
@@ -138,14 +166,22 @@ async function projectProvider(ctx: OperationContext, name: string): Promise<Pro
  * 200 `{ data: { url, authorizationUrl, state, expiresAt } }`. The redirect
  * URI, when given, must be the configured one (no open redirect).
  */
-export const federationStartSpec: OperationSpec = {
+export const federationStartSpec: DeclaredSpec = {
   id: 'Identity.Federation.Start',
   authn: 'public',
   scope: 'project',
   grants: noGrants,
+  contract: identityContract({
+    summary: 'Start an OpenID Connect login with a provider configured for the project',
+    routes: [{ method: 'POST', path: 'identity/federation/start' }],
+    body: S.IdentityFederationStartInput,
+    reasons: { prefix: 'Federation', fields: { provider: 'Federation.InvalidProvider' } },
+    output: { status: 200, body: S.IdentityFederationStarted, noStore: true },
+    errors: [400, 404, 422],
+  }),
   async execute(ctx) {
-    const body = objectBody(ctx.inv.body, ['provider', 'redirectUri'], 'Federation');
-    const p = await projectProvider(ctx, providerName(body.provider));
+    const body = ctx.inv.body as { provider: string; redirectUri?: unknown };
+    const p = await projectProvider(ctx, body.provider);
     if (body.redirectUri !== undefined && body.redirectUri !== p.redirect_uri) {
       throw validationFailed('Federation.RedirectUriMismatch', 'redirectUri must be the one configured for the provider', 'redirectUri');
     }
@@ -164,14 +200,23 @@ const invalidState = (): ServiceError => unauthorized('Federation.InvalidState',
  * 200 `{ accessToken, refreshToken, expiresAt, sessionId }` (login's shape).
  * The state is consumed first, so a failed exchange cannot be retried with it.
  */
-export const federationCallbackSpec: OperationSpec = {
+export const federationCallbackSpec: DeclaredSpec = {
   id: 'Identity.Federation.Callback',
   authn: 'public',
   scope: 'project',
   grants: noGrants,
+  contract: identityContract({
+    summary: 'Finish an OpenID Connect login: exchange the code, verify the ID token, open a session',
+    routes: [{ method: 'POST', path: 'identity/federation/callback' }],
+    body: S.IdentityFederationCallbackInput,
+    reasons: { prefix: 'Federation', order: 'properties', fields: { provider: 'Federation.InvalidProvider', code: 'Federation.InvalidBody', state: 'Federation.InvalidBody' } },
+    output: { status: 200, body: S.IdentityTokens, noStore: true },
+    errors: [400, 401, 404, 422],
+  }),
   async execute(ctx) {
-    const body = objectBody(ctx.inv.body, ['provider', 'code', 'state'], 'Federation');
-    const name = providerName(body.provider);
+    const body = ctx.inv.body as { provider: string; code: string; state: string };
+    const name = body.provider;
+    // Bounds in UTF-16 units as before; the schema's maxLength counts code points.
     const code = boundedString(body.code, 'code', 2048);
     const state = boundedString(body.state, 'state', 512);
     const project = ctx.scope!.project;

@@ -2,16 +2,19 @@ import { randomUUID } from 'node:crypto';
 import { notFound, validationFailed, ServiceError } from '../../errors/service-error.js';
 import { UUID_RE } from '../../identity/index.js';
 import { control, noContent } from '../envelopes.js';
-import { noGrants, type OperationContext, type OperationSpec } from '../types.js';
-import { objectBody } from './body.js';
+import { noGrants, type DeclaredSpec, type OperationContext } from '../types.js';
+import { identityContract } from './contract.js';
+import { GRANT_SCHEMAS as S } from './grant-schemas.js';
 import { assertGrantWithinEnvelope } from '../../governance/within-envelope.js';
 import type { CompiledPublication } from '../../publication/compiled-publication.js';
 import { hasPolicyParts, validateGrantPolicy, type PolicyGrant } from '../../policy/grant-policy.js';
 
-/** `entity:<Entity|*>:<verb|*>` (Entity is a PascalCase entity name), or `branch:<name|*>:approve` (proposals, CONTRACT "Proposals"). */
-export const GRANT_RE = /^(entity:(\*|[A-Z][A-Za-z0-9]{0,62}):(read|insert|update|delete|\*)|branch:(\*|[a-z0-9][a-z0-9-]{0,62}):approve)$/;
-/** Role names (`authenticated`, and whatever roles later sources assign). */
-export const ROLE_RE = /^[A-Za-z][A-Za-z0-9_.:-]{0,63}$/;
+import { GRANT_RE, ROLE_RE } from './grant-patterns.js';
+
+export { GRANT_RE, ROLE_RE };
+
+/** The `{projectId}` of the routes that take the project from the path (admin only, no scope headers). */
+export const PROJECT_ID_PARAM = { projectId: { description: 'Project id.', schema: { type: 'string', format: 'uuid' } } };
 
 const projectNotFound = (): ServiceError => notFound('Scope.ProjectNotFound', 'project not found');
 
@@ -67,14 +70,24 @@ export async function validatePolicyParts(ctx: OperationContext, projectId: stri
  * Creating a grant the holder already has answers 201 with the existing
  * grant (no duplicate row), so the call is safe to repeat.
  */
-export const createGrantSpec: OperationSpec = {
+export const createGrantSpec: DeclaredSpec = {
   id: 'Projects.CapabilityGrants.Create',
   authn: 'admin',
   scope: 'none',
   grants: noGrants,
+  contract: identityContract({
+    summary: 'Grant a capability to a subject or a role of the project (repeating a grant answers the existing one)',
+    description: '`grant` is `entity:<Entity|*>:<read|insert|update|delete|*>` or `branch:<name|*>:approve`, within the project\'s governance envelope; `rowFilter`, `check` and `fields` add row policy and a field mask (docs/authorization.md).',
+    routes: [{ method: 'POST', path: 'projects/:projectId/capability-grants' }], params: PROJECT_ID_PARAM,
+    body: S.CapabilityGrantInput,
+    reasons: { prefix: 'CapabilityGrant' },
+    output: { status: 201, body: S.CapabilityGrantSingle },
+    errors: [400, 401, 403, 404, 413, 422],
+  }),
   async execute(ctx) {
     const projectId = await pathProject(ctx);
-    const body = objectBody(ctx.inv.body, ['subjectId', 'role', 'grant', 'rowFilter', 'check', 'fields'], 'CapabilityGrant');
+    // CapabilityGrantInput refuses unknown properties; the holder rule comes first, so the field checks stay here (see grant-schemas.ts).
+    const body = ctx.inv.body as Record<string, unknown>;
     const hasSubject = body.subjectId !== undefined && body.subjectId !== null;
     const hasRole = body.role !== undefined && body.role !== null;
     if (hasSubject === hasRole) throw validationFailed('CapabilityGrant.HolderRequired', 'give exactly one of subjectId or role');
@@ -129,11 +142,17 @@ export const createGrantSpec: OperationSpec = {
 };
 
 /** `GET /api/projects/{projectId}/capability-grants` → 200 every grant of the project. */
-export const listGrantsSpec: OperationSpec = {
+export const listGrantsSpec: DeclaredSpec = {
   id: 'Projects.CapabilityGrants.List',
   authn: 'admin',
   scope: 'none',
   grants: noGrants,
+  contract: identityContract({
+    summary: 'List the project\'s capability grants',
+    routes: [{ method: 'GET', path: 'projects/:projectId/capability-grants' }], params: PROJECT_ID_PARAM,
+    output: { status: 200, body: S.CapabilityGrantList },
+    errors: [401, 403, 404],
+  }),
   async execute(ctx) {
     const projectId = await pathProject(ctx);
     const res = await ctx.services.db.query<GrantRow>(
@@ -145,11 +164,18 @@ export const listGrantsSpec: OperationSpec = {
 };
 
 /** `DELETE /api/projects/{projectId}/capability-grants/{grantId}` → 204. */
-export const deleteGrantSpec: OperationSpec = {
+export const deleteGrantSpec: DeclaredSpec = {
   id: 'Projects.CapabilityGrants.Delete',
   authn: 'admin',
   scope: 'none',
   grants: noGrants,
+  contract: identityContract({
+    summary: 'Revoke a capability grant: open realtime connections of the project are re-checked on every node',
+    routes: [{ method: 'DELETE', path: 'projects/:projectId/capability-grants/:grantId' }],
+    params: { ...PROJECT_ID_PARAM, grantId: { description: 'Capability grant id.', schema: { type: 'string', format: 'uuid' } } },
+    output: { status: 204 },
+    errors: [401, 403, 404],
+  }),
   async execute(ctx) {
     const projectId = await pathProject(ctx);
     const grantId = ctx.inv.params.grantId ?? '';

@@ -2,8 +2,11 @@ import { notFound, validationFailed, type ServiceError } from '../../errors/serv
 import { claimsOf, parseClaims, AUTHENTICATED_ROLE, UUID_RE, revokedSessions } from '../../identity/index.js';
 import { list, single } from '../envelopes.js';
 import { logPageSize } from '../log-paging.js';
-import { noGrants, type OperationContext, type OperationSpec, type Result } from '../types.js';
-import { normalizeEmail, objectBody } from './body.js';
+import { noGrants, type DeclaredSpec, type OperationContext, type OperationSpec, type Result } from '../types.js';
+import type { OperationContract, TagDecl } from '../contract/index.js';
+import { normalizeEmail } from './body.js';
+import { identityContract } from './contract.js';
+import { MANAGEMENT_SCHEMAS as S, SUBJECT_STATE } from './management-schemas.js';
 
 /**
  * `/api/IdentityManagement`: the platform admin manages a project's subjects
@@ -11,7 +14,19 @@ import { normalizeEmail, objectBody } from './body.js';
  * A project user token gets 403 ACCESS_DENIED `Access.AdminRequired` (stage 1).
  * Records never carry the password hash.
  */
-const adminOp = (id: string, execute: OperationSpec['execute']): OperationSpec => ({ id, authn: 'admin', scope: 'project', grants: noGrants, execute });
+const TAG: TagDecl = { name: 'IdentityManagement', description: 'The platform admin manages a project\'s subjects: claims, deactivation, memberships (docs/identity.md).' };
+/** 401 no credential; 403 a user token; 404 scope or subject; 422 bad input or missing scope headers. */
+const ERRORS = [401, 403, 404, 422];
+const SUBJECT_ID = { id: { description: 'Subject id (`subjectId` of register).', schema: { type: 'string', format: 'uuid' } } };
+const EMAIL_QUERY = { email: { description: 'Only the subject with this address (compared case-insensitively).', schema: { type: 'string', format: 'email' } } };
+const STATE_QUERY = { state: { description: 'Only subjects in this state.', schema: SUBJECT_STATE } };
+
+type ManagementContract = Omit<OperationContract, 'tag' | 'metering' | 'stability' | 'errors' | 'routes'> & { path: string; method: 'GET' | 'PUT' | 'POST' };
+
+const adminOp = (id: string, c: ManagementContract, execute: OperationSpec['execute']): DeclaredSpec => {
+  const { path, method, ...rest } = c;
+  return { id, authn: 'admin', scope: 'project', grants: noGrants, contract: identityContract({ tag: TAG, routes: [{ method, path: `IdentityManagement/${path}` }], errors: ERRORS, ...rest }), execute };
+};
 
 interface SubjectRow { id: string; email: string; state: string; claims: unknown; created_at: string; deactivated_at: string | null }
 
@@ -105,14 +120,21 @@ const pageAnswer = (ctx: OperationContext, data: unknown[], p: { size: number; n
 // ---------------------------------------------------------------------------
 
 /** `GET /api/IdentityManagement/subjects?email=&state=&pageSize=&cursor=` → the project's subjects, oldest first. */
-const listSubjects = adminOp('IdentityManagement.Subjects.List', async (ctx) => {
+const listSubjects = adminOp('IdentityManagement.Subjects.List', {
+  summary: 'Page through the project\'s subjects, oldest first', method: 'GET', path: 'subjects',
+  query: { ...EMAIL_QUERY, ...STATE_QUERY }, sharedParams: ['PageSize', 'Cursor'],
+  output: { status: 200, body: S.IdentitySubjectList },
+}, async (ctx) => {
   const f = parseFilter(ctx, false);
   const page = await subjectPage(ctx, f);
   return pageAnswer(ctx, page.rows.map(record), page);
 });
 
 /** `GET /api/IdentityManagement/subjects/{id}` → `{ data: { subjectId, email, state, claims, createdAt, deactivatedAt } }`. */
-const readSubject = adminOp('IdentityManagement.Subjects.Read', async (ctx) => {
+const readSubject = adminOp('IdentityManagement.Subjects.Read', {
+  summary: 'Read a subject', method: 'GET', path: 'subjects/:id', params: SUBJECT_ID,
+  output: { status: 200, body: S.IdentitySubjectSingle },
+}, async (ctx) => {
   const res = await ctx.services.db.query<SubjectRow>(
     `SELECT ${COLUMNS} FROM plinth.identity_subjects WHERE id = $1 AND project_id = $2`,
     [pathSubject(ctx), ctx.scope!.project.id],
@@ -128,11 +150,15 @@ const readSubject = adminOp('IdentityManagement.Subjects.Read', async (ctx) => {
  * Access tokens issued afterwards (login, refresh) carry it; tokens already
  * issued keep theirs until they expire (15 min) or are refreshed.
  */
-const putClaims = adminOp('IdentityManagement.Subjects.PutClaims', async (ctx) => {
+const putClaims = adminOp('IdentityManagement.Subjects.PutClaims', {
+  summary: 'Replace a subject\'s claims (carried by tokens issued afterwards)',
+  description: 'Replaces the whole set (`{}` clears it). Access tokens issued by later logins and refreshes carry it as `claims`; tokens already issued keep theirs. A bad name or value answers 422 with `field: "claims.<name>"`.',
+  method: 'PUT', path: 'subjects/:id/claims', params: SUBJECT_ID,
+  body: S.IdentityClaimsInput, reasons: { prefix: 'Identity', fields: { claims: 'Identity.InvalidClaims' } },
+  output: { status: 200, body: S.IdentityClaimsSingle },
+}, async (ctx) => {
   const subjectId = pathSubject(ctx);
-  const body = objectBody(ctx.inv.body, ['claims'], 'Identity');
-  if (body.claims === undefined) throw validationFailed('Identity.InvalidClaims', 'claims is required', 'claims');
-  const claims = parseClaims(body.claims);
+  const claims = parseClaims((ctx.inv.body as { claims: unknown }).claims);
   const res = await ctx.services.db.query<{ id: string; claims: unknown }>(
     'UPDATE plinth.identity_subjects SET claims = $3::jsonb WHERE id = $1 AND project_id = $2 RETURNING id::text AS id, claims',
     [subjectId, ctx.scope!.project.id, JSON.stringify(claims)],
@@ -153,7 +179,12 @@ const putClaims = adminOp('IdentityManagement.Subjects.PutClaims', async (ctx) =
  * and closes its WebSocket and SSE connections wherever they are.
  * Login of a deactivated subject answers like a wrong password (401).
  */
-const deactivateSubject = adminOp('IdentityManagement.Subjects.Deactivate', async (ctx) => {
+const deactivateSubject = adminOp('IdentityManagement.Subjects.Deactivate', {
+  summary: 'Deactivate a subject: its sessions end at once on every node',
+  description: 'Idempotent. Every session of the subject is revoked: its access and refresh tokens answer 401 and its realtime connections are closed (4401), on every node. Login answers 401 `Identity.InvalidCredentials`.',
+  method: 'POST', path: 'subjects/:id/deactivate', params: SUBJECT_ID,
+  output: { status: 200, body: S.IdentitySubjectSingle },
+}, async (ctx) => {
   const subjectId = pathSubject(ctx);
   const projectId = ctx.scope!.project.id;
   const db = ctx.services.db;
@@ -185,7 +216,11 @@ const rolesOf = (r: SubjectRow): string[] => (r.state === 'active' ? [AUTHENTICA
  * per subject (paged like `subjects`), its roles and the capability grants
  * it holds, directly (`via: "subject"`) or through a role (`via: "role"`, `role`).
  */
-const listMemberships = adminOp('IdentityManagement.Memberships.List', async (ctx) => {
+const listMemberships = adminOp('IdentityManagement.Memberships.List', {
+  summary: 'Roles and capability grants of each subject', method: 'GET', path: 'memberships',
+  query: { subjectId: { description: 'Only this subject.', schema: { type: 'string', format: 'uuid' } }, ...EMAIL_QUERY, ...STATE_QUERY }, sharedParams: ['PageSize', 'Cursor'],
+  output: { status: 200, body: S.IdentityMembershipList },
+}, async (ctx) => {
   const f = parseFilter(ctx, true);
   const page = await subjectPage(ctx, f);
   const grants = page.rows.length === 0 ? [] : (await ctx.services.db.query<GrantRow>(

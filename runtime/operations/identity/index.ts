@@ -1,10 +1,12 @@
-import type { OperationSpec } from '../types.js';
-import { FEDERATION_SPECS } from './federation.js';
+import type { DeclaredSpec, OperationSpec } from '../types.js';
+import { FEDERATION_SPECS, deleteProviderSpec, federationCallbackSpec, federationStartSpec, listProvidersSpec, putProviderSpec } from './federation.js';
 import { createApiKeySpec, deleteApiKeySpec, listApiKeysSpec } from './api-keys.js';
 import { createGrantSpec, deleteGrantSpec, listGrantsSpec } from './grants.js';
 import { IDENTITY_MANAGEMENT_SPECS } from './identity-management.js';
 import { loginSpec, refreshSpec, registerSpec } from './register-login.js';
 import { listSessionsSpec, meSpec, revokeSessionSpec } from './sessions.js';
+import { MFA_SPECS } from './mfa.js';
+import { STEP_UP_SPECS } from './step-up.js';
 
 /**
  * Identity and capability-grant operations, by id. REST routes:
@@ -44,12 +46,20 @@ export const IDENTITY_SPECS = {
   'Projects.ApiKeys.Delete': deleteApiKeySpec,
 } as const satisfies Record<string, OperationSpec>;
 
+/** The declared identity operations, in the order the OpenAPI document lists them (runtime/operations/catalog.ts). */
+export const IDENTITY_OPERATIONS: readonly DeclaredSpec[] = [
+  registerSpec, loginSpec, refreshSpec, meSpec, listSessionsSpec, revokeSessionSpec, federationStartSpec, federationCallbackSpec,
+  ...Object.values(IDENTITY_MANAGEMENT_SPECS),
+  listApiKeysSpec, createApiKeySpec, deleteApiKeySpec,
+  listGrantsSpec, createGrantSpec, deleteGrantSpec,
+  listProvidersSpec, putProviderSpec, deleteProviderSpec,
+  ...Object.values(MFA_SPECS), ...Object.values(STEP_UP_SPECS),
+];
+
 export type IdentityOperationId = keyof typeof IDENTITY_SPECS;
 
 export { createApiKeySpec, deleteApiKeySpec, listApiKeysSpec };
 export { createGrantSpec, deleteGrantSpec, listGrantsSpec, loginSpec, refreshSpec, registerSpec, listSessionsSpec, meSpec, revokeSessionSpec };
 export { GRANT_RE, ROLE_RE } from './grants.js';
 export { objectBody } from './body.js';
-/** Served by adapters/rest/routes.ts, which still imports them from mfa.ts and step-up.ts until routes come from declarations (issue 23). */
-export { MFA_SPECS } from './mfa.js';
-export { STEP_UP_SPECS } from './step-up.js';
+export { MFA_SPECS, STEP_UP_SPECS };

@@ -14,7 +14,6 @@ import {
   completeChallenge,
   createChallenge,
   readChallenge,
-  UUID_RE,
   identityPolicy,
   newTotpSecret,
   otpauthUrl,
@@ -30,9 +29,10 @@ import {
 } from '../../identity/index.js';
 import type { SecretStore } from '../../secrets/index.js';
 import { single } from '../envelopes.js';
-import { noGrants, type OperationContext, type OperationSpec } from '../types.js';
-import { objectBody } from './body.js';
+import { noGrants, type DeclaredSpec, type OperationContext, type OperationSpec } from '../types.js';
+import { identityContract } from './contract.js';
 import { userSubject } from './sessions.js';
+import { STEP_UP_SCHEMAS as S } from './step-up-schemas.js';
 
 /** The platform secret store (it runs with the webhook machinery); without it MFA answers 503. */
 export function secretsOf(ctx: OperationContext): SecretStore {
@@ -68,14 +68,20 @@ async function accountName(ctx: OperationContext, subjectId: string): Promise<st
 
 const noStore = { 'Cache-Control': 'no-store' };
 
-export const enrolTotpSpec: OperationSpec = {
+export const enrolTotpSpec: DeclaredSpec = {
   id: 'Identity.Mfa.Totp.Enrol',
   authn: 'user',
   scope: 'project',
   grants: noGrants,
+  contract: identityContract({
+    summary: 'Start TOTP enrolment of the calling user (replacing a factor needs an elevated token)',
+    routes: [{ method: 'POST', path: 'identity/mfa/totp' }],
+    body: S.IdentityEmptyInput, bodyOptional: true, reasons: { prefix: 'Identity' },
+    output: { status: 201, body: S.IdentityTotpEnrolment, noStore: true },
+    errors: [401, 403, 422],
+  }),
   async execute(ctx) {
     const subjectId = userSubject(ctx);
-    if (ctx.inv.body !== undefined && ctx.inv.body !== null) objectBody(ctx.inv.body, [], 'Identity');
     await requireElevationIfEnrolled(ctx, subjectId);
     const project = ctx.scope!.project;
     const secret = newTotpSecret();
@@ -90,15 +96,21 @@ export function codeOf(value: unknown, field: string): string {
   return value;
 }
 
-export const confirmTotpSpec: OperationSpec = {
+export const confirmTotpSpec: DeclaredSpec = {
   id: 'Identity.Mfa.Totp.Confirm',
   authn: 'user',
   scope: 'project',
   grants: noGrants,
+  contract: identityContract({
+    summary: 'Confirm TOTP enrolment with a first code',
+    routes: [{ method: 'POST', path: 'identity/mfa/totp/confirm' }],
+    body: S.IdentityTotpConfirmInput, reasons: { prefix: 'Identity', fields: { code: 'Identity.InvalidCode' } },
+    output: { status: 200, body: S.IdentityMfaConfirmed },
+    errors: [401, 403, 409, 422],
+  }),
   async execute(ctx) {
     const subjectId = userSubject(ctx);
-    const body = objectBody(ctx.inv.body, ['code'], 'Identity');
-    const code = codeOf(body.code, 'code');
+    const { code } = ctx.inv.body as { code: string };
     const outcome = await confirmPendingTotp(ctx.services.db, secretsOf(ctx), ctx.scope!.project.id, subjectId, code);
     if (outcome === 'no-pending') throw conflict('Identity.NoPendingTotp', 'no TOTP enrolment is waiting for confirmation; start one with POST /api/identity/mfa/totp');
     if (outcome === 'wrong-code') throw accessDenied('Identity.InvalidCode', 'the code is wrong, expired or already used');
@@ -106,14 +118,20 @@ export const confirmTotpSpec: OperationSpec = {
   },
 };
 
-export const webauthnRegistrationOptionsSpec: OperationSpec = {
+export const webauthnRegistrationOptionsSpec: DeclaredSpec = {
   id: 'Identity.Mfa.WebAuthn.RegistrationOptions',
   authn: 'user',
   scope: 'project',
   grants: noGrants,
+  contract: identityContract({
+    summary: 'WebAuthn registration options for the calling user',
+    routes: [{ method: 'POST', path: 'identity/mfa/webauthn/registration/options' }],
+    body: S.IdentityEmptyInput, bodyOptional: true, reasons: { prefix: 'Identity' },
+    output: { status: 201, body: S.IdentityWebAuthnRegistrationOptions, noStore: true },
+    errors: [401, 403, 422],
+  }),
   async execute(ctx) {
     const subjectId = userSubject(ctx);
-    if (ctx.inv.body !== undefined && ctx.inv.body !== null) objectBody(ctx.inv.body, [], 'Identity');
     await requireElevationIfEnrolled(ctx, subjectId);
     const project = ctx.scope!.project;
     const existing = await subjectCredentials(ctx.services.db, project.id, subjectId);
@@ -127,18 +145,22 @@ export const webauthnRegistrationOptionsSpec: OperationSpec = {
 
 const registrationNotFound = (): ServiceError => notFound('Identity.RegistrationNotFound', 'no pending WebAuthn registration with this id');
 
-export const webauthnRegistrationVerifySpec: OperationSpec = {
+export const webauthnRegistrationVerifySpec: DeclaredSpec = {
   id: 'Identity.Mfa.WebAuthn.RegistrationVerify',
   authn: 'user',
   scope: 'project',
   grants: noGrants,
+  contract: identityContract({
+    summary: 'Register a WebAuthn credential',
+    routes: [{ method: 'POST', path: 'identity/mfa/webauthn/registration/verify' }],
+    body: S.IdentityWebAuthnRegistrationInput,
+    reasons: { prefix: 'Identity', order: 'properties', fields: { registrationId: 'Identity.InvalidBody', response: 'Identity.InvalidBody' } },
+    output: { status: 201, body: S.IdentityWebAuthnRegistered },
+    errors: [401, 403, 404, 409, 422],
+  }),
   async execute(ctx) {
     const subjectId = userSubject(ctx);
-    const body = objectBody(ctx.inv.body, ['registrationId', 'response'], 'Identity');
-    if (typeof body.registrationId !== 'string' || !UUID_RE.test(body.registrationId)) throw validationFailed('Identity.InvalidBody', 'registrationId must be a uuid', 'registrationId');
-    if (typeof body.response !== 'object' || body.response === null || Array.isArray(body.response)) {
-      throw validationFailed('Identity.InvalidBody', 'response must be the RegistrationResponseJSON of navigator.credentials.create()', 'response');
-    }
+    const body = ctx.inv.body as { registrationId: string; response: Record<string, unknown> };
     const db = ctx.services.db;
     const projectId = ctx.scope!.project.id;
     const id = body.registrationId.toLowerCase();

@@ -23,10 +23,17 @@ import {
   type LoginRefusal,
 } from '../../identity/index.js';
 import { single } from '../envelopes.js';
-import { noGrants, type AuthStrength, type OperationContext, type OperationSpec, type Result } from '../types.js';
+import { noGrants, type AuthStrength, type DeclaredSpec, type OperationContext, type Result } from '../types.js';
+import { normalizeEmail } from './body.js';
+import { identityContract } from './contract.js';
+import { IDENTITY_SCHEMAS as S } from './identity-schemas.js';
 
 type ElevatedStrength = Exclude<AuthStrength, 'password'>;
-import { normalizeEmail, objectBody } from './body.js';
+
+/** 422 reasons of the credential bodies, reported field by field as the handlers checked them. */
+const REGISTER_REASONS = { prefix: 'Identity', order: 'properties', fields: { email: 'Identity.InvalidEmail', password: 'Identity.WeakPassword' } } as const;
+const LOGIN_REASONS = { prefix: 'Identity', order: 'properties', fields: { email: 'Identity.InvalidEmail', password: 'Identity.InvalidPassword' } } as const;
+const REFRESH_REASONS = { prefix: 'Identity', fields: { refreshToken: 'Identity.InvalidBody' } };
 
 const projectOf = (ctx: OperationContext) => ctx.scope!.project;
 
@@ -46,11 +53,18 @@ function identitySettings(settings: Record<string, unknown>): Record<string, unk
  * accounts (what Supabase and Auth0 do). A project that prefers the explicit
  * answer sets `settings.identity.revealTakenEmail: true` → 409 `Identity.EmailTaken`.
  */
-export const registerSpec: OperationSpec = {
+export const registerSpec: DeclaredSpec = {
   id: 'Identity.Register',
   authn: 'public',
   scope: 'project',
   grants: noGrants,
+  contract: identityContract({
+    summary: 'Register a project user (open unless a project setting closes it)',
+    routes: [{ method: 'POST', path: 'identity/register' }],
+    body: S.IdentityRegisterInput, reasons: REGISTER_REASONS,
+    output: { status: 201, body: S.IdentityRegistered },
+    errors: [400, 403, 409, 422, 429],
+  }),
   async execute(ctx) {
     const project = projectOf(ctx);
     // Closed means self-service sign-up is closed; the platform admin can still provision accounts.
@@ -58,9 +72,11 @@ export const registerSpec: OperationSpec = {
     if (settings.registration === 'closed' && ctx.actor.kind !== 'admin') {
       throw new ServiceError('ACCESS_DENIED', 'Identity.RegistrationClosed', 'registration is closed for this project');
     }
-    const body = objectBody(ctx.inv.body, ['email', 'password'], 'Identity');
+    const body = ctx.inv.body as { email: string; password: string };
+    // The schema's pattern counts code points; normalizeEmail's bounds count UTF-16 units and have the last word.
     const email = normalizeEmail(body.email);
     if (email === null) throw validationFailed('Identity.InvalidEmail', 'email must be a valid email address', 'email');
+    // Length in UTF-16 units, which a JSON Schema `minLength` (code points) cannot say.
     if (!isAcceptablePassword(body.password)) {
       throw validationFailed('Identity.WeakPassword', `password must be a string of ${PASSWORD_MIN_LENGTH} to ${PASSWORD_MAX_LENGTH} characters`, 'password');
     }
@@ -113,16 +129,21 @@ const tooManyAttempts = (r: LoginRefusal): ServiceError => {
 };
 
 /** `POST /api/identity/login` `{ email, password }` → 200 `{ accessToken, refreshToken, expiresAt, sessionId }`. */
-export const loginSpec: OperationSpec = {
+export const loginSpec: DeclaredSpec = {
   id: 'Identity.Login',
   authn: 'public',
   scope: 'project',
   grants: noGrants,
+  contract: identityContract({
+    summary: 'Log in with email and password',
+    routes: [{ method: 'POST', path: 'identity/login' }],
+    body: S.IdentityCredentials, reasons: LOGIN_REASONS,
+    output: { status: 200, body: S.IdentityTokens, noStore: true },
+    errors: [400, 401, 422, 429],
+  }),
   async execute(ctx) {
     const project = projectOf(ctx);
-    const body = objectBody(ctx.inv.body, ['email', 'password'], 'Identity');
-    if (typeof body.email !== 'string') throw validationFailed('Identity.InvalidEmail', 'email must be a string', 'email');
-    if (typeof body.password !== 'string') throw validationFailed('Identity.InvalidPassword', 'password must be a string', 'password');
+    const body = ctx.inv.body as { email: string; password: string };
     const email = normalizeEmail(body.email);
     // Brute-force protection: a locked account or address answers 429 before any hashing.
     const { throttle } = identityPolicy(ctx.services);
@@ -218,16 +239,21 @@ interface SessionRow { subject_id: string; refresh_hash: string; live: boolean; 
  * refreshes with one token thus both succeed with one pair; an older token,
  * or the previous one after the window, still revokes the session.
  */
-export const refreshSpec: OperationSpec = {
+export const refreshSpec: DeclaredSpec = {
   id: 'Identity.Refresh',
   authn: 'public',
   scope: 'project',
   grants: noGrants,
+  contract: identityContract({
+    summary: 'Exchange a refresh token for new tokens',
+    routes: [{ method: 'POST', path: 'identity/tokens/refresh' }, { method: 'POST', path: 'identity/refresh', summary: 'Alias of /identity/tokens/refresh' }],
+    body: S.IdentityRefreshInput, reasons: REFRESH_REASONS,
+    output: { status: 200, body: S.IdentityTokens, noStore: true },
+    errors: [400, 401, 422, 429],
+  }),
   async execute(ctx) {
     const project = projectOf(ctx);
-    const body = objectBody(ctx.inv.body, ['refreshToken'], 'Identity');
-    if (typeof body.refreshToken !== 'string') throw validationFailed('Identity.InvalidBody', 'refreshToken must be a string', 'refreshToken');
-    const presented = body.refreshToken;
+    const presented = (ctx.inv.body as { refreshToken: string }).refreshToken;
     const parsed = parseRefreshToken(presented);
     if (parsed === null) throw invalidRefresh();
     const db = ctx.services.db;

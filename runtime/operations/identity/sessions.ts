@@ -1,7 +1,9 @@
 import { notFound, unauthorized, validationFailed } from '../../errors/service-error.js';
 import { UUID_RE, revokedSessions } from '../../identity/index.js';
 import { noContent, single } from '../envelopes.js';
-import { noGrants, type OperationContext, type OperationSpec } from '../types.js';
+import { noGrants, type DeclaredSpec, type OperationContext } from '../types.js';
+import { identityContract } from './contract.js';
+import { IDENTITY_SCHEMAS as S } from './identity-schemas.js';
 
 /** Most recent sessions listed per caller. */
 const SESSION_LIST_LIMIT = 100;
@@ -15,11 +17,17 @@ export function userSubject(ctx: OperationContext): string {
 }
 
 /** `GET /api/identity/me` → the actor record. */
-export const meSpec: OperationSpec = {
+export const meSpec: DeclaredSpec = {
   id: 'Identity.Me',
   authn: 'user',
   scope: 'project',
   grants: noGrants,
+  contract: identityContract({
+    summary: 'The calling actor',
+    routes: [{ method: 'GET', path: 'identity/me' }],
+    output: { status: 200, body: S.IdentityMe },
+    errors: [400, 401],
+  }),
   async execute(ctx) {
     const { actor } = ctx;
     if (actor.kind !== 'user') return single(ctx, { kind: actor.kind, label: actor.label, roles: [...actor.roles] });
@@ -42,11 +50,17 @@ export const meSpec: OperationSpec = {
 interface SessionRow { id: string; created_at: string; last_refreshed_at: string; expires_at: string; revoked_at: string | null }
 
 /** `GET /api/identity/sessions` → the caller's sessions, newest first. */
-export const listSessionsSpec: OperationSpec = {
+export const listSessionsSpec: DeclaredSpec = {
   id: 'Identity.Sessions.List',
   authn: 'user',
   scope: 'project',
   grants: noGrants,
+  contract: identityContract({
+    summary: 'Sessions of the calling subject',
+    routes: [{ method: 'GET', path: 'identity/sessions' }],
+    output: { status: 200, body: S.IdentitySessionList },
+    errors: [400, 401],
+  }),
   async execute(ctx) {
     const subjectId = userSubject(ctx);
     const res = await ctx.services.db.query<SessionRow>(
@@ -73,11 +87,18 @@ const sessionNotFound = () => notFound('Identity.SessionNotFound', 'session not 
  * own sessions (anyone else's answers 404, as an unknown id does); the
  * platform admin may revoke any session of the project. Idempotent.
  */
-export const revokeSessionSpec: OperationSpec = {
+export const revokeSessionSpec: DeclaredSpec = {
   id: 'Identity.Sessions.Revoke',
   authn: 'user',
   scope: 'project',
   grants: noGrants,
+  contract: identityContract({
+    summary: 'Revoke a session of the calling subject',
+    routes: [{ method: 'DELETE', path: 'identity/sessions/:sessionId' }],
+    params: { sessionId: { description: 'Session id.' } },
+    output: { status: 204 },
+    errors: [400, 401, 403, 404],
+  }),
   async execute(ctx) {
     const sessionId = ctx.inv.params.sessionId ?? '';
     if (!UUID_RE.test(sessionId)) throw sessionNotFound();

@@ -25,13 +25,15 @@ import {
   verifiedAssertion,
 } from '../../identity/index.js';
 import { single } from '../envelopes.js';
-import { noGrants, type AuthStrength, type OperationContext, type OperationSpec, type Result } from '../types.js';
-import { objectBody } from './body.js';
+import { noGrants, type AuthStrength, type DeclaredSpec, type OperationContext, type OperationSpec, type Result } from '../types.js';
+import type { OperationContract } from '../contract/index.js';
+import { identityContract } from './contract.js';
 import { codeOf, relyingParty, secretsOf } from './mfa.js';
 import { openSession } from './register-login.js';
+import { IDENTITY_SCHEMAS } from './identity-schemas.js';
+import { STEP_UP_SCHEMAS as S } from './step-up-schemas.js';
 
 type Elevated = Exclude<AuthStrength, 'password'>;
-const ELEVATED: readonly Elevated[] = ['mfa-totp', 'mfa-webauthn'];
 const MAX_REASON_LENGTH = 500;
 
 function uuidField(value: unknown, field: string): string {
@@ -43,13 +45,12 @@ function uuidField(value: unknown, field: string): string {
 const proofKindsFor = (s: Elevated): Array<'totp' | 'webauthn'> => (s === 'mfa-totp' ? ['totp', 'webauthn'] : ['webauthn']);
 
 async function startChallenge(ctx: OperationContext): Promise<Result> {
-  const body = objectBody(ctx.inv.body, ['subjectId', 'requireStrength', 'reason'], 'Identity');
-  const subjectId = uuidField(body.subjectId, 'subjectId');
+  // Shape checked by IdentityChallengeInput (step-up-schemas.ts).
+  const body = ctx.inv.body as { subjectId: string; requireStrength: Elevated; reason?: string | null };
+  const subjectId = body.subjectId.toLowerCase();
   const strength = body.requireStrength;
-  if (typeof strength !== 'string' || !(ELEVATED as readonly string[]).includes(strength)) {
-    throw validationFailed('Identity.InvalidStrength', `requireStrength must be one of ${ELEVATED.join(', ')}`, 'requireStrength');
-  }
-  if (body.reason !== undefined && body.reason !== null && (typeof body.reason !== 'string' || body.reason.length > MAX_REASON_LENGTH)) {
+  // In UTF-16 units, as before; the schema's maxLength counts code points.
+  if (typeof body.reason === 'string' && body.reason.length > MAX_REASON_LENGTH) {
     throw validationFailed('Identity.InvalidBody', `reason must be a string of at most ${MAX_REASON_LENGTH} characters`, 'reason');
   }
   const { actor } = ctx;
@@ -82,17 +83,24 @@ async function startChallenge(ctx: OperationContext): Promise<Result> {
   }, 201, { 'Cache-Control': 'no-store' });
 }
 
+/** A proof's own keys: 422 `Identity.UnknownProperty` naming the key alone (not `proof.<key>`), as clients have seen it. */
+function refuseUnknown(p: Record<string, unknown>, allowed: readonly string[]): void {
+  for (const k of Object.keys(p)) {
+    if (!allowed.includes(k)) throw validationFailed('Identity.UnknownProperty', `unknown property '${k.slice(0, 64)}'`, k.slice(0, 64));
+  }
+}
+
 type Proof = { kind: 'totp'; code: string } | { kind: 'webauthn'; assertion: Record<string, unknown> };
 
 function proofOf(value: unknown): Proof {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw validationFailed('Identity.InvalidProof', 'proof must be an object with a kind', 'proof');
   const p = value as Record<string, unknown>;
   if (p.kind === 'totp') {
-    objectBody(p, ['kind', 'code'], 'Identity');
+    refuseUnknown(p, ['kind', 'code']);
     return { kind: 'totp', code: codeOf(p.code, 'proof.code') };
   }
   if (p.kind === 'webauthn') {
-    objectBody(p, ['kind', 'assertion'], 'Identity');
+    refuseUnknown(p, ['kind', 'assertion']);
     const a = p.assertion;
     if (typeof a !== 'object' || a === null || Array.isArray(a)) throw validationFailed('Identity.InvalidProof', 'proof.assertion must be the AuthenticationResponseJSON of navigator.credentials.get()', 'proof.assertion');
     return { kind: 'webauthn', assertion: a as Record<string, unknown> };
@@ -149,19 +157,38 @@ async function completeWith(ctx: OperationContext, rawId: unknown, rawProof: unk
   return openSession(ctx, row.subject_id, subject.claims, proof.kind === 'webauthn' ? 'mfa-webauthn' : 'mfa-totp');
 }
 
-const spec = (id: string, authn: OperationSpec['authn'], execute: OperationSpec['execute']): OperationSpec => ({ id, authn, scope: 'project', grants: noGrants, execute });
+const spec = (id: string, authn: OperationSpec['authn'], contract: OperationContract, execute: OperationSpec['execute']): DeclaredSpec => ({ id, authn, scope: 'project', grants: noGrants, contract, execute });
 
-export const createChallengeSpec = spec('Identity.Challenges.Create', 'user', startChallenge);
-export const startChallengeSpec = spec('Identity.Challenge.Start', 'user', startChallenge);
+const START_REASONS = { prefix: 'Identity', order: 'properties', fields: { subjectId: 'Identity.InvalidBody', requireStrength: 'Identity.InvalidStrength', reason: 'Identity.InvalidBody' } } as const;
+const COMPLETE = 'Open (scope headers only): the challenge id stands for the first factor; a bearer, if sent, must be the subject\'s. Answers login\'s token pair, the access token carrying `strength` (and `strength_exp`). 5 wrong proofs kill the challenge.';
+const START_ERRORS = [401, 403, 404, 422, 429];
+const COMPLETE_ERRORS = [401, 403, 404, 409, 422];
+const startContract = (summary: string, path: string): OperationContract => identityContract({
+  summary, routes: [{ method: 'POST', path }], body: S.IdentityChallengeInput, reasons: START_REASONS,
+  output: { status: 201, body: S.IdentityChallenge, noStore: true }, errors: START_ERRORS,
+});
+
+export const createChallengeSpec = spec('Identity.Challenges.Create', 'user', startContract('Start a step-up challenge (a user for itself; the admin for any subject)', 'identity/challenges'), startChallenge);
+export const startChallengeSpec = spec('Identity.Challenge.Start', 'user', startContract('Alias form of POST /identity/challenges', 'identity/challenge/start'), startChallenge);
 /** Public: the challenge id (returned only to whoever started it) stands for the first factor, as Auth0's mfa_token does; a token, if presented, must be the subject's. */
-export const completeChallengeSpec = spec('Identity.Challenges.Complete', 'public', (ctx) => {
-  objectBody(ctx.inv.body, ['proof'], 'Identity');
+export const completeChallengeSpec = spec('Identity.Challenges.Complete', 'public', identityContract({
+  summary: 'Complete a step-up challenge: an elevated session', description: COMPLETE,
+  routes: [{ method: 'POST', path: 'identity/challenges/:challengeId/complete' }],
+  params: { challengeId: { description: 'Challenge id.', schema: { type: 'string', format: 'uuid' } } },
+  body: S.IdentityChallengeCompleteInput, reasons: { prefix: 'Identity', fields: { proof: 'Identity.InvalidProof' } },
+  output: { status: 200, body: IDENTITY_SCHEMAS.IdentityTokens, noStore: true }, errors: COMPLETE_ERRORS,
+}), (ctx) => {
   const id = ctx.inv.params.challengeId ?? '';
   if (!UUID_RE.test(id)) throw challengeNotFound();
-  return completeWith(ctx, id, (ctx.inv.body as Record<string, unknown>).proof);
+  return completeWith(ctx, id, (ctx.inv.body as { proof: unknown }).proof);
 });
-export const verifyChallengeSpec = spec('Identity.Challenge.Verify', 'public', (ctx) => {
-  const body = objectBody(ctx.inv.body, ['challengeId', 'proof'], 'Identity');
+export const verifyChallengeSpec = spec('Identity.Challenge.Verify', 'public', identityContract({
+  summary: 'Alias form of POST /identity/challenges/{challengeId}/complete', description: COMPLETE,
+  routes: [{ method: 'POST', path: 'identity/challenge/verify' }],
+  body: S.IdentityChallengeVerifyInput, reasons: { prefix: 'Identity', order: 'properties', fields: { challengeId: 'Identity.InvalidBody', proof: 'Identity.InvalidProof' } },
+  output: { status: 200, body: IDENTITY_SCHEMAS.IdentityTokens, noStore: true }, errors: COMPLETE_ERRORS,
+}), (ctx) => {
+  const body = ctx.inv.body as { challengeId: string; proof: unknown };
   return completeWith(ctx, body.challengeId, body.proof);
 });
 
