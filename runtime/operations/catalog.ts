@@ -28,6 +28,13 @@ import { DEPLOYMENT_SPECS } from './control/deployments.js';
 import { SCHEMA_SPECS } from './control/schema.js';
 import { SCHEMA_TRANSITION_SPECS } from './control/schema-transition.js';
 import { IDENTITY_OPERATIONS } from './identity/index.js';
+import { EVENT_SPECS } from './control/events.js';
+import { AUDIT_SPECS } from './control/audit.js';
+import { CREDENTIAL_REVEAL_SPEC, OUTBOUND_WEBHOOK_SPECS } from './webhooks/outbound.js';
+import { REPLAY_SPECS } from './webhooks/replay.js';
+import { INBOUND_WEBHOOK_SPECS } from './webhooks/inbound.js';
+import { WEBHOOK_DIAGNOSTICS_SPECS } from './webhooks/diagnostics.js';
+import { REALTIME_SPECS } from './realtime/index.js';
 import type { DeclaredSpec } from './types.js';
 
 /**
@@ -82,6 +89,16 @@ export const PLATFORM_OPERATIONS: readonly DeclaredSpec[] = [
 
 
   // Events, webhooks (outbound, inbound, diagnostics, replay), realtime, audit.
+  ...Object.values(EVENT_SPECS),
+  ...Object.values(REPLAY_SPECS),
+  ...Object.values(OUTBOUND_WEBHOOK_SPECS),
+  CREDENTIAL_REVEAL_SPEC,
+  ...Object.values(INBOUND_WEBHOOK_SPECS),
+  ...Object.values(WEBHOOK_DIAGNOSTICS_SPECS),
+  REALTIME_SPECS.connect,
+  REALTIME_SPECS.sse,
+  REALTIME_SPECS.token,
+  ...Object.values(AUDIT_SPECS),
 
 
   // Usage, quotas, explainability.

@@ -1,7 +1,8 @@
 /**
  * The OpenAPI 3.1 document of a publication's REST surface (served at
  * `/openapi.json` and `/openapi.yaml`). Entity routes come from
- * entityOperations(); static identity/event routes from openapi-static.ts.
+ * entityOperations(); the platform's routes from their declared operations
+ * (runtime/operations/catalog.ts).
  * Output is deterministic: same input, same document, same key order.
  */
 import { stringify } from 'yaml';
@@ -14,7 +15,6 @@ import {
 import { allocateSchemaNames, entitySchemas } from './openapi-schemas.js';
 import { entityOperationObject } from './openapi-paths.js';
 import type { DeclaredOpenApi } from '../operations/contract/index.js';
-import { STATIC_SCHEMA_NAMES, STATIC_TAGS, staticParameters, staticPaths, staticSchemas } from './openapi-static.js';
 
 export interface OpenApiInput {
   model: ProjectModel;
@@ -32,24 +32,22 @@ const DESCRIPTION =
   'Every response carries `X-Service-Correlation-Id`. Decimal values travel as JSON strings, timestamps as ISO 8601 UTC strings.';
 
 export function buildOpenApiDocument(input: OpenApiInput): Record<string, unknown> {
-  const { model } = input;
-  const { platform } = input;
-  const names = allocateSchemaNames(model, [...SHARED_SCHEMA_NAMES, ...STATIC_SCHEMA_NAMES, ...Object.keys(platform.schemas)]);
+  const { model, platform } = input;
+  const names = allocateSchemaNames(model, [...SHARED_SCHEMA_NAMES, ...Object.keys(platform.schemas)]);
   const relations = relationsOf(model);
 
   const paths: Record<string, Json> = {};
   const addOperation = (path: string, method: string, operation: Json): void => {
     const item = (paths[path] ??= {});
-    // Entity routes are added first and win; reserved collection names keep static routes apart.
+    // Entity routes are added first and win; reserved collection names keep platform routes apart.
     if (item[method] === undefined) item[method] = operation;
   };
   for (const op of entityOperations(model)) {
     addOperation(op.path, op.method.toLowerCase(), entityOperationObject(op, { names, relations }));
   }
-  for (const s of staticPaths()) addOperation(s.path, s.method, s.operation);
   for (const s of platform.paths) addOperation(s.path, s.method, s.operation);
 
-  const schemas: Json = { ...sharedSchemas(), ...staticSchemas(), ...platform.schemas };
+  const schemas: Json = { ...sharedSchemas(), ...platform.schemas };
   for (const e of model.entities) Object.assign(schemas, entitySchemas(e, names));
 
   return {
@@ -64,14 +62,13 @@ export function buildOpenApiDocument(input: OpenApiInput): Record<string, unknow
     tags: [
       ...model.entities.map((e) => ({ name: e.entityName, description: `${e.entityName} rows.` })),
       // An entity of the same name (e.g. `Events`) keeps the tag; names must be unique.
-      // A declared family's tag may still be listed by a hand-written family of the same tag (Discovery): listed once.
-      ...[...STATIC_TAGS, ...platform.tags.filter((t) => !STATIC_TAGS.some((s) => s.name === t.name))].filter((t) => !model.entities.some((e) => e.entityName === t.name)).map((t) => ({ name: t.name, description: t.description })),
+      ...platform.tags.filter((t) => !model.entities.some((e) => e.entityName === t.name)).map((t) => ({ name: t.name, description: t.description })),
     ],
     security: globalSecurity(),
     paths,
     components: {
       schemas,
-      parameters: { ...sharedParameters(), ...staticParameters() },
+      parameters: sharedParameters(),
       headers: sharedHeaders(),
       responses: sharedResponses(),
       securitySchemes: securitySchemes(),

@@ -21,7 +21,8 @@ it('every route of the REST table belongs to a declared operation', () => {
 });
 
 it('the route table is exactly the declared routes', () => {
-  const declared = PLATFORM_OPERATIONS.flatMap((op) => op.contract.routes.map((r) => `${r.method} ${r.path}`)).sort();
+  // A WebSocket upgrade (Realtime.Connect) is declared and documented, but served by the realtime adapter, not the table.
+  const declared = PLATFORM_OPERATIONS.filter((op) => op.contract.output.upgrade !== true).flatMap((op) => op.contract.routes.map((r) => `${r.method} ${r.path}`)).sort();
   assert.deepEqual(STATIC_ROUTES.map((r) => `${r.method} ${r.path}`).sort(), declared);
 });
 

@@ -82,6 +82,14 @@ forEachBackend('inbound webhooks', (backend: Backend) => {
     expectStatus(await client.delete(`/api/webhooks/receivers/${other.body.data.id as string}`), 204);
     expectError(await client.get(`/api/webhooks/receivers/${other.body.data.id as string}`), 404, 'NOT_FOUND', 'Webhook.ReceiverNotFound');
     expectError(await client.post('/api/webhooks/receivers', { name: 'weak', signingSecret: 'short' }), 422, 'VALIDATION_FAILED', 'Webhook.InvalidSigningSecret', 'signingSecret');
+    // A null secret is none given (it answered 500 once): generated on create, kept on update.
+    const nulled = await client.post('/api/webhooks/receivers', { name: 'nulled', signingSecret: null });
+    expectStatus(nulled, 201);
+    assert.equal(typeof nulled.body.data.revealTokenId, 'string');
+    const kept = await client.put(`/api/webhooks/receivers/${nulled.body.data.id as string}`, { signingSecret: null });
+    expectStatus(kept, 200);
+    assert.equal(kept.body.data.signingSecretRef, nulled.body.data.signingSecretRef);
+    expectStatus(await client.delete(`/api/webhooks/receivers/${nulled.body.data.id as string}`), 204);
     // Management routes need the bearer.
     expectError(await anon.with({ tenant: client.scope.tenant!, project: client.scope.project! }).get('/api/webhooks/receivers'), 401, 'UNAUTHORIZED', 'Auth.MissingBearer');
   });

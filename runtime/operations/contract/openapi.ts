@@ -51,7 +51,8 @@ function parameters(op: DeclaredOperation, route: RouteDecl): Json[] {
     ...Object.entries(c.query ?? {}).map(([n, d]) => param(n, 'query', d)),
     ...Object.entries(c.headers ?? {}).map(([n, d]) => param(n, 'header', d)),
     ...(c.sharedParams ?? []).map(paramRef),
-    ...(op.scope === 'project' ? scopeHeaderParams() : []),
+    // `any-credential`: the scope may come from the query or a token instead, so the operation declares its own scope parameters.
+    ...(op.scope === 'project' && c.security !== 'any-credential' ? scopeHeaderParams() : []),
   ];
 }
 
@@ -91,7 +92,7 @@ function operationObject(op: DeclaredOperation, route: RouteDecl, index: number)
   if (sec !== undefined) o.security = sec;
   o.parameters = parameters(op, route);
   if (c.body !== undefined) o.requestBody = { required: c.bodyOptional !== true, content: jsonContent(schemaRef(c.body.name)) };
-  else if (c.rawBodyMediaType !== undefined) o.requestBody = { required: true, content: { [c.rawBodyMediaType]: { schema: { type: 'string' } } } };
+  else if (c.rawBodyMediaType !== undefined) o.requestBody = { required: true, content: { [c.rawBodyMediaType]: { schema: c.rawBodySchema === undefined ? { type: 'string' } : schemaRef(c.rawBodySchema.name) } } };
   o.responses = {
     [String(c.output.status)]: successResponse(op),
     ...(c.output.alsoStatus === undefined ? {} : { [String(c.output.alsoStatus)]: successResponse(op) }),
@@ -106,7 +107,7 @@ export function declaredOpenApi(ops: readonly DeclaredOperation[], extraSchemas:
   const paths = ops.flatMap((op) => op.contract.routes.map((r, i) => ({ path: openApiPathOf(r.path), method: r.method.toLowerCase(), operation: operationObject(op, r, i) })));
   const roots: NamedSchema[] = ops.flatMap((op) => {
     const out = op.contract.output;
-    return [op.contract.body, out.body, out.sse?.data].filter((s): s is NamedSchema => s !== undefined);
+    return [op.contract.body, op.contract.rawBodySchema, out.body, out.sse?.data].filter((s): s is NamedSchema => s !== undefined);
   });
   const lookup = (name: string): Json | undefined => registeredSchema(name)?.schema ?? (extraSchemas[name] as Json | undefined);
   const schemas: Json = {};

@@ -126,6 +126,12 @@ export interface OperationContract {
   readonly bodyOptional?: true;
   /** A body that is not JSON (`rawBody` specs): its media type, described as a string. */
   readonly rawBodyMediaType?: string;
+  /**
+   * What a raw body holds once the handler verified and parsed it (inbound
+   * webhooks): documented under `rawBodyMediaType`, never validated before
+   * the handler, which must check the bytes before it reads them.
+   */
+  readonly rawBodySchema?: NamedSchema;
   readonly reasons?: ReasonDecl;
   readonly output: OutputDecl;
   /** Error statuses the route may answer besides `default` (each with the error envelope). */

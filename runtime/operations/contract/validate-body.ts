@@ -1,6 +1,7 @@
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { validationFailed } from '../../errors/service-error.js';
+import { sharedSchemas } from '../../publication/openapi-components.js';
 import { registeredSchemas } from './schemas.js';
 import type { Json, OperationContract, ReasonDecl } from './types.js';
 
@@ -29,6 +30,8 @@ export function validatorOf(schemaName: string): ValidateFunction {
     ajv.addFormat('password', true);
     const schemas: Json = {};
     for (const [name, s] of registeredSchemas()) schemas[name] = s.schema;
+    // Declared schemas may refer to the document's shared components (`Meta`, `Page`, `Filter`) as the OpenAPI document does.
+    for (const [name, s] of Object.entries(sharedSchemas())) schemas[name] ??= s;
     ajv.addSchema({ $id: COMPONENTS_ID, components: { schemas } });
   }
   fn = ajv.compile({ $ref: `${COMPONENTS_ID}#/components/schemas/${schemaName}` });

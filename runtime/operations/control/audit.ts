@@ -3,17 +3,40 @@ import { followAudit, lastAuditSeq, listAudit, parseAuditFilter } from '../../au
 import { validationFailed } from '../../errors/service-error.js';
 import { list } from '../envelopes.js';
 import { slottedStream } from '../../streams/slotted-stream.js';
-import { noGrants, type OperationSpec } from '../types.js';
+import { noGrants, type DeclaredSpec, type OperationSpec } from '../types.js';
+import { CONTROL_PLANE_UNMETERED, type OperationContract, type TagDecl } from '../contract/index.js';
+import { AUDIT_FILTER, AUDIT_SCHEMAS as S } from './audit-schemas.js';
+import { LAST_EVENT_ID_HEADER, LAST_EVENT_ID_QUERY } from './event-schemas.js';
+
+const AUDIT_TAG: TagDecl = { name: 'Audit', description: 'The project\'s audit log.' };
+/** Scope resolution (404), missing scope headers or a bad query (422). */
+const AUDIT_ERRORS = [401, 403, 404, 422];
+
+type AuditContract = Omit<OperationContract, 'tag' | 'metering' | 'stability' | 'errors'>;
 
 /** Audit of a project: admin only (it names every caller and operation of the project). */
-const auditOp = (id: string, execute: OperationSpec['execute']): OperationSpec => ({ id, authn: 'admin', scope: 'project', grants: noGrants, execute });
+const auditOp = (id: string, contract: AuditContract, execute: OperationSpec['execute']): DeclaredSpec => ({
+  id, authn: 'admin', scope: 'project', grants: noGrants, execute,
+  contract: { tag: AUDIT_TAG, errors: AUDIT_ERRORS, metering: CONTROL_PLANE_UNMETERED, stability: 'stable', ...contract },
+});
 
 /** Positions and cursors are `a<seq>` (cursor: base64url of it). */
 const seqOf = (position: string, field: string, reason: string): string => seqOfPosition(position, 'a', field, reason);
 
 export const AUDIT_SPECS = {
   /** `GET /api/audit?filter=…&pageSize=…&cursor=…`: rows in write order, `page.next` while more remain. */
-  list: auditOp('Audit.List', async (ctx) => {
+  list: auditOp('Audit.List', {
+    summary: 'Page through the project\'s audit rows in write order',
+    routes: [{ method: 'GET', path: 'audit' }],
+    query: {
+      filter: {
+        description: 'Audit filter JSON (`reasonCode`, `actor`, `entity`, `operationId`, `decision`, `correlationId`, `since`, `until`).',
+        schema: { type: 'string', contentMediaType: 'application/json', contentSchema: AUDIT_FILTER },
+      },
+    },
+    sharedParams: ['PageSize', 'Cursor'],
+    output: { status: 200, body: S.AuditList },
+  }, async (ctx) => {
     const q = ctx.inv.query;
     const pageSize = logPageSize(ctx);
     const afterSeq = decodeSeqCursor(q.get('cursor'), 'a');
@@ -28,7 +51,13 @@ export const AUDIT_SPECS = {
    * `data:` the row. Starts at the current end, or after `Last-Event-ID`
    * (or `lastEventId` in the query). Rows appear once the buffered writer flushed (≈50 ms).
    */
-  tail: auditOp('Audit.Tail', async (ctx) => {
+  tail: auditOp('Audit.Tail', {
+    summary: 'Follow new audit rows as Server-Sent Events (`id: a<seq>`; resume with Last-Event-ID)',
+    description: 'Starts at the current end of the audit log, or after `Last-Event-ID`. Rows appear once the buffered writer flushed (~50 ms).',
+    routes: [{ method: 'GET', path: 'audit/tail' }],
+    headers: LAST_EVENT_ID_HEADER, query: LAST_EVENT_ID_QUERY,
+    output: { status: 200, sse: { event: 'service.audit', data: S.AuditRecord } },
+  }, async (ctx) => {
     const projectId = ctx.scope!.project.id;
     const db = ctx.services.db;
     const given = ctx.inv.lastEventId ?? ctx.inv.query.get('lastEventId') ?? null;

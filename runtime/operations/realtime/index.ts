@@ -11,7 +11,10 @@ import { connectionOwner, grantsChangedError, ownerEndedError, projectConnection
 import { single } from '../envelopes.js';
 import { streamActorOf } from '../../streams/stream-slots.js';
 import { reserveSlot, subscriptionQuotas } from './subscription-quota.js';
-import { noGrants, type OperationContext, type OperationSpec } from '../types.js';
+import { noGrants, type DeclaredSpec, type OperationContext, type OperationSpec } from '../types.js';
+import type { MeteringDecl, ParamDecl, TagDecl } from '../contract/index.js';
+import { schemaRef } from '../../publication/openapi-components.js';
+import { REALTIME_SCHEMAS as S } from './realtime-schemas.js';
 
 const hubOf = (ctx: OperationContext): RealtimeHub => {
   const hub = ctx.services.realtime;
@@ -96,14 +99,49 @@ function prepare(ctx: OperationContext): PreparedSubscription {
 /** Who a subscription counts against per actor: a user subject; the platform admin is not limited per actor. */
 const actorOf = (ctx: OperationContext): string | null => streamActorOf(ctx.actor);
 
+const REALTIME_TAG: TagDecl = { name: 'Realtime', description: 'Row change subscriptions over WebSocket or SSE (docs/realtime.md).' };
+/** Open subscriptions are bounded (the `realtime.subscriptions` quota, a concurrency bound), not counted per call. */
+const SUBSCRIPTIONS_BOUNDED: MeteringDecl = { unit: 'none', why: 'open subscriptions are bounded by the realtime.subscriptions quota, not counted per call' };
+const param = (description: string, schema: Record<string, unknown> = { type: 'string' }, required = false): ParamDecl => ({ description, schema, ...(required ? { required } : {}) });
+
 /**
  * Realtime operations. Every one runs through dispatch(): authentication,
- * scope, grants and audit are the same as REST's.
+ * scope, grants and audit are the same as REST's. `subscribe` is a WebSocket,
+ * GraphQL or gRPC message, not a route: it has no contract.
  */
-export const REALTIME_SPECS = {
-  /** WebSocket handshake: a credential for the project, and a free subscription slot. */
+export const REALTIME_SPECS: { connect: DeclaredSpec; subscribe: OperationSpec; sse: DeclaredSpec; token: DeclaredSpec } = {
+  /**
+   * WebSocket handshake: a credential for the project, and a free subscription slot.
+   * Served by the realtime adapter (adapters/realtime/upgrade.ts), not the REST route table.
+   */
   connect: {
     id: 'Realtime.Connect', authn: 'user', scope: 'project', grants: noGrants,
+    contract: {
+      tag: REALTIME_TAG,
+      summary: 'Open a realtime WebSocket (row change subscriptions)',
+      description: 'A WebSocket endpoint, not a request/response operation: the message protocol (`subscribe`, `unsubscribe`, `ping`; `subscribed`, `change`, `error`, `pong`) is in docs/realtime.md. ' +
+        'Credential: `Authorization: Bearer`, a `bearer.<token>` WebSocket protocol, or `access_token`; a subscription token from `POST /realtime/token` also works. ' +
+        'Authentication, scope and the subscription quota are checked before the upgrade and answered as plain JSON errors.',
+      routes: [{ method: 'GET', path: 'realtime' }],
+      // The scope may come from the query or a subscription token: any credential alone, and optional scope headers.
+      security: 'any-credential',
+      headers: {
+        Upgrade: param('WebSocket handshake.', { type: 'string', const: 'websocket' }, true),
+        'Sec-WebSocket-Protocol': param('May offer `bearer.<token>` as the credential (the server echoes it).'),
+        'X-Service-Tenant': param('Tenant slug or id (or the `tenant` query; a subscription token fixes it).'),
+        'X-Service-Project': param('Project slug or id (or the `project` query; a subscription token fixes it).'),
+      },
+      query: {
+        access_token: param('Credential for clients that cannot set headers (prefer a subscription token from `POST /realtime/token`).'),
+        tenant: param('Tenant, when the header cannot be set.'),
+        project: param('Project, when the header cannot be set.'),
+        branch: param('Branch, when the header cannot be set.'),
+      },
+      sharedParams: ['BranchHeader'],
+      output: { status: 101, upgrade: true },
+      errors: [401, 403, 404, 422, 429],
+      metering: SUBSCRIPTIONS_BOUNDED, stability: 'stable',
+    },
     execute: async (ctx) => {
       const loaded = subscriptionQuotas(ctx);
       hubOf(ctx).checkQuota(ctx.scope!.project.id, actorOf(ctx), loaded instanceof Promise ? await loaded : loaded);
@@ -123,6 +161,20 @@ export const REALTIME_SPECS = {
   /** `GET /api/realtime/sse?entity=…&filter=…`: one subscription as an SSE stream (`service.event`). */
   sse: {
     id: 'Realtime.Sse', authn: 'user', scope: 'project', grants: readGrant,
+    contract: {
+      tag: REALTIME_TAG,
+      summary: 'Follow row changes of one entity as Server-Sent Events (one subscription per stream; no replay)',
+      description: 'Needs `entity:<Entity>:read`. Past the project bound of open subscriptions (the `realtime.subscriptions` quota, else the node default): 429 `QUOTA_EXCEEDED` (`X-Service-Quota-Kind: realtime.subscriptions`).',
+      routes: [{ method: 'GET', path: 'realtime/sse' }],
+      query: {
+        entity: param('Entity whose row changes to follow (needs `entity:<Entity>:read`).', { type: 'string', minLength: 1 }, true),
+        filter: param('Entity filter JSON (as on list routes), evaluated server-side on the current row.', { type: 'string', contentMediaType: 'application/json', contentSchema: schemaRef('Filter') }),
+        id: param('Subscription id echoed as `subscriptionId` (default `sse`).', { type: 'string', maxLength: 64 }),
+      },
+      output: { status: 200, sse: { event: 'service.event', data: S.RealtimeChange } },
+      errors: [401, 403, 404, 422, 429],
+      metering: SUBSCRIPTIONS_BOUNDED, stability: 'stable',
+    },
     execute: async (ctx) => {
       const hub = hubOf(ctx);
       const prepared = prepare(ctx);
@@ -185,9 +237,17 @@ export const REALTIME_SPECS = {
   /** `POST /api/realtime/token`: a 60 s subscription token bound to this project (user or admin). */
   token: {
     id: 'Realtime.Token', authn: 'user', scope: 'project', grants: noGrants,
+    contract: {
+      tag: REALTIME_TAG,
+      summary: 'Mint a 60 s subscription token for the realtime handshake (never a REST bearer)',
+      routes: [{ method: 'POST', path: 'realtime/token' }],
+      output: { status: 201, body: S.RealtimeToken },
+      errors: [401, 403, 404, 422],
+      metering: SUBSCRIPTIONS_BOUNDED, stability: 'stable',
+    },
     execute: async (ctx) => {
       const t = await mintSubscriptionToken(ctx.services.db, ctx.scope!.tenant.id, ctx.scope!.project.id, ctx.actor);
       return single(ctx, t, 201);
     },
   },
-} satisfies Record<string, OperationSpec>;
+};

@@ -1,6 +1,7 @@
 import { PLATFORM_SCHEMA, quoteIdent, type SqlExecutor } from '../../../storage/index.js';
 import { single } from '../envelopes.js';
-import { noGrants, type OperationSpec } from '../types.js';
+import { INBOUND_SCHEMAS } from './inbound-schemas.js';
+import { webhookOp } from './webhook-op.js';
 
 const S = PLATFORM_SCHEMA;
 
@@ -45,26 +46,25 @@ export const WEBHOOK_DIAGNOSTICS_SPECS = {
    * tables (receivers, receipts; endpoints and deliveries by state when the
    * outbound tables exist) and the last failed webhook calls from audit.
    */
-  diagnostics: {
-    id: 'Webhooks.Diagnostics',
-    authn: 'admin',
-    scope: 'project',
-    grants: noGrants,
-    execute: async (ctx) => {
-      const db = ctx.services.db;
-      const projectId = ctx.scope!.project.id;
-      const tables = await webhookTables(db);
-      const counts: Record<string, Record<string, number>> = {};
-      for (const t of [...tables.values()].sort((a, b) => a.table.localeCompare(b.table))) {
-        const c = await countByState(db, t, projectId);
-        if (c !== null) counts[t.table.slice('webhook_'.length)] = c;
-      }
-      const errors = await db.query<{ at: string; correlationId: string; operationId: string; reasonCode: string; status: number }>(
-        `SELECT at, correlation_id AS "correlationId", operation_id AS "operationId", reason_code AS "reasonCode", status
-         FROM ${S}.audit WHERE project_id = $1 AND left(operation_id, 9) = 'Webhooks.' AND status >= 400 ORDER BY seq DESC LIMIT 20`,
-        [projectId],
-      );
-      return single(ctx, { counts, lastErrors: errors.rows.map((e) => ({ ...e, status: Number(e.status) })) });
-    },
-  } satisfies OperationSpec,
+  diagnostics: webhookOp('Webhooks.Diagnostics', {
+    summary: 'Counts per webhook table and state, and the last failed webhook calls',
+    routes: [{ method: 'GET', path: 'webhooks/diagnostics' }],
+    output: { status: 200, body: INBOUND_SCHEMAS.WebhookDiagnostics },
+  }, async (ctx) => {
+    const db = ctx.services.db;
+    const projectId = ctx.scope!.project.id;
+    const tables = await webhookTables(db);
+    const counts: Record<string, Record<string, number>> = {};
+    for (const t of [...tables.values()].sort((a, b) => a.table.localeCompare(b.table))) {
+      const c = await countByState(db, t, projectId);
+      if (c !== null) counts[t.table.slice('webhook_'.length)] = c;
+    }
+    const errors = await db.query<{ at: string; correlationId: string; operationId: string; reasonCode: string; status: number }>(
+      `SELECT at, correlation_id AS "correlationId", operation_id AS "operationId", reason_code AS "reasonCode", status
+       FROM ${S}.audit WHERE project_id = $1 AND left(operation_id, 9) = 'Webhooks.' AND status >= 400 ORDER BY seq DESC LIMIT 20`,
+      [projectId],
+    );
+    // `at` as the JSON answer carries it (the driver may hand a Date).
+    return single(ctx, { counts, lastErrors: errors.rows.map((e) => ({ ...e, at: new Date(e.at).toISOString(), status: Number(e.status) })) });
+  }),
 };

@@ -4,9 +4,10 @@ import {
 } from '../../webhooks/inbound/store.js';
 import { verifySignature } from '../../webhooks/inbound/signature.js';
 import { noContent, single } from '../envelopes.js';
-import { noGrants, type OperationContext, type OperationSpec } from '../types.js';
+import { noGrants, type DeclaredSpec, type OperationContext } from '../types.js';
 import { generateSecret, type SecretStore } from '../../secrets/index.js';
-import { readBody } from '../control/body.js';
+import { INBOUND_SCHEMAS as S } from './inbound-schemas.js';
+import { ADMIN_ERRORS, webhookOp, WEBHOOKS_TAG } from './webhook-op.js';
 import { jsonDepthExceeds, MAX_JSON_DEPTH } from '../../json-depth.js';
 import { refuseUnstorableIn } from '../../storable-text.js';
 
@@ -20,8 +21,6 @@ function secretsOf(ctx: OperationContext): SecretStore {
   if (secrets === undefined) throw new ServiceError('UNAVAILABLE', 'Webhook.Unavailable', 'the platform secret store is not running on this node');
   return secrets;
 }
-
-const adminOp = (id: string, execute: OperationSpec['execute']): OperationSpec => ({ id, authn: 'admin', scope: 'project', grants: noGrants, execute });
 
 function checkSecret(secret: string): string {
   if (secret.length < 16) throw validationFailed('Webhook.InvalidSigningSecret', 'signingSecret must be at least 16 characters', 'signingSecret');
@@ -62,13 +61,30 @@ function parseMessage(raw: Buffer): { type: string; externalId: string; data: un
  * secret before anything is parsed. The receiver's project becomes the
  * request's scope (for audit) only after the key resolved.
  */
-const receive = (id: string): OperationSpec => ({
-  id,
+const SIGNED = 'Same signature scheme as outbound deliveries. See docs/webhooks-inbound.md. 401 `Webhook.SignatureInvalid`/`Webhook.SignatureExpired`; 404 unknown key; 422 malformed payload; a repeated `id` answers 202 with `duplicate: true`.';
+
+const receive: DeclaredSpec = {
+  id: 'Webhooks.Inbound.Receive',
   authn: 'public',
   scope: 'none',
   grants: noGrants,
   rawBody: true,
   requestHeaders: ['service-signature'],
+  contract: {
+    tag: WEBHOOKS_TAG,
+    summary: 'Deliver a signed message to a receiver (public; no bearer)',
+    description: SIGNED,
+    // Literal segments are tried before parameters, so the alias never shadows a `webhooks/<name>` route.
+    routes: [{ method: 'POST', path: 'webhooks/inbound/:publicReceiverKey' }, { method: 'POST', path: 'webhooks/:publicReceiverKey', summary: 'Alias of `/webhooks/inbound/{publicReceiverKey}`' }],
+    params: { publicReceiverKey: { description: 'The receiver\'s `publicReceiverKey`.', schema: { type: 'string', pattern: '^whr_[A-Za-z0-9_-]{32}$' } } },
+    headers: { 'Service-Signature': { description: '`t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>` (several `v1` allowed; `t` within ±300 s).', required: true } },
+    // The bytes are verified before they are parsed: the schema documents the message, parseMessage checks it.
+    rawBodyMediaType: 'application/json', rawBodySchema: S.InboundWebhookMessage,
+    output: { status: 202, body: S.InboundReceipt },
+    errors: [401, 404, 413, 422],
+    metering: { unit: 'none', why: 'an inbound message records one event; receipts count toward no windowed quota' },
+    stability: 'stable',
+  },
   execute: async (ctx) => {
     const key = ctx.inv.params.publicReceiverKey ?? '';
     const r = PUBLIC_KEY_RE.test(key) ? await receiverByPublicKey(ctx.services.db, key) : null;
@@ -89,35 +105,58 @@ const receive = (id: string): OperationSpec => ({
     if (!accepted.duplicate) ctx.services.outbox.kick();
     return single(ctx, accepted, 202);
   },
-});
+};
+
+const BY_RECEIVER_ID = { id: { description: 'Webhook receiver id.', schema: { type: 'string', format: 'uuid' } } };
+const RECEIVER_REASONS = { prefix: 'Webhook' };
+
+/** A secret given in a body: null or absent means none (generate on create, keep on update). */
+const givenSecret = (v: string | null | undefined): string | undefined => (v === null || v === undefined ? undefined : checkSecret(v));
 
 export const INBOUND_WEBHOOK_SPECS = {
-  list: adminOp('Webhooks.Receivers.List', async (ctx) => single(ctx, (await listReceivers(ctx.services.db, ctx.scope!.project.id)).map(toRecord))),
-  create: adminOp('Webhooks.Receivers.Create', async (ctx) => {
-    const b = readBody<{ name: string; signingSecret?: string }>(ctx.inv.body, { name: 'string', signingSecret: 'string?' }, 'Webhook');
+  list: webhookOp('Webhooks.Receivers.List', {
+    summary: 'List the project\'s inbound webhook receivers', routes: [{ method: 'GET', path: 'webhooks/receivers' }],
+    output: { status: 200, body: S.WebhookReceiverList },
+  }, async (ctx) => single(ctx, (await listReceivers(ctx.services.db, ctx.scope!.project.id)).map(toRecord))),
+  create: webhookOp('Webhooks.Receivers.Create', {
+    summary: 'Create an inbound webhook receiver (generated secret: one-time reveal via `revealTokenId`)', routes: [{ method: 'POST', path: 'webhooks/receivers' }],
+    body: S.WebhookReceiverInput, reasons: RECEIVER_REASONS,
+    output: { status: 201, body: S.WebhookReceiverWithRevealSingle }, errors: [...ADMIN_ERRORS, 413],
+  }, async (ctx) => {
+    const b = ctx.inv.body as { name: string; signingSecret?: string | null };
     if (b.name.trim() === '') throw validationFailed('Webhook.InvalidName', 'name must not be empty', 'name');
     // A generated secret is handed out once through POST /api/CredentialReveal/{revealTokenId}/reveal.
-    const generated = b.signingSecret === undefined;
-    const { row, revealTokenId } = await createReceiver(ctx.services.db, secretsOf(ctx), ctx.scope!.tenant.id, ctx.scope!.project.id, b.name, generated ? generateSecret() : checkSecret(b.signingSecret!), generated);
+    const supplied = givenSecret(b.signingSecret);
+    const { row, revealTokenId } = await createReceiver(ctx.services.db, secretsOf(ctx), ctx.scope!.tenant.id, ctx.scope!.project.id, b.name, supplied ?? generateSecret(), supplied === undefined);
     return single(ctx, revealTokenId === null ? toRecord(row) : { ...toRecord(row), revealTokenId }, 201);
   }),
-  read: adminOp('Webhooks.Receivers.Read', async (ctx) => single(ctx, toRecord(await requireReceiver(ctx)))),
-  update: adminOp('Webhooks.Receivers.Update', async (ctx) => {
+  read: webhookOp('Webhooks.Receivers.Read', {
+    summary: 'Read an inbound webhook receiver', routes: [{ method: 'GET', path: 'webhooks/receivers/:id' }], params: BY_RECEIVER_ID,
+    output: { status: 200, body: S.WebhookReceiverSingle },
+  }, async (ctx) => single(ctx, toRecord(await requireReceiver(ctx)))),
+  update: webhookOp('Webhooks.Receivers.Update', {
+    summary: 'Rename a receiver or replace its signing secret', routes: [{ method: 'PUT', path: 'webhooks/receivers/:id' }], params: BY_RECEIVER_ID,
+    body: S.WebhookReceiverUpdate, reasons: RECEIVER_REASONS,
+    output: { status: 200, body: S.WebhookReceiverSingle }, errors: [...ADMIN_ERRORS, 413],
+  }, async (ctx) => {
     const r = await requireReceiver(ctx);
-    const b = readBody<{ name?: string; signingSecret?: string }>(ctx.inv.body, { name: 'string?', signingSecret: 'string?' }, 'Webhook');
+    const b = ctx.inv.body as { name?: string; signingSecret?: string | null };
     if (b.name !== undefined && b.name.trim() === '') throw validationFailed('Webhook.InvalidName', 'name must not be empty', 'name');
     const patch: { name?: string; signingSecret?: string } = {};
     if (b.name !== undefined) patch.name = b.name;
-    if (b.signingSecret !== undefined) patch.signingSecret = checkSecret(b.signingSecret);
+    const secret = givenSecret(b.signingSecret);
+    if (secret !== undefined) patch.signingSecret = secret;
     const row = await updateReceiver(ctx.services.db, secretsOf(ctx), r, patch);
     if (row === null) throw notFound('Webhook.ReceiverNotFound', 'receiver not found');
     return single(ctx, toRecord(row));
   }),
-  delete: adminOp('Webhooks.Receivers.Delete', async (ctx) => {
+  delete: webhookOp('Webhooks.Receivers.Delete', {
+    summary: 'Delete an inbound webhook receiver', routes: [{ method: 'DELETE', path: 'webhooks/receivers/:id' }], params: BY_RECEIVER_ID,
+    output: { status: 204 },
+  }, async (ctx) => {
     const r = await requireReceiver(ctx);
     if (!(await deleteReceiver(ctx.services.db, r))) throw notFound('Webhook.ReceiverNotFound', 'receiver not found');
     return noContent;
   }),
-  receive: receive('Webhooks.Inbound.Receive'),
-  receiveAlias: receive('Webhooks.Inbound.Receive'),
+  receive,
 };

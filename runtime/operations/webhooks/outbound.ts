@@ -6,16 +6,16 @@ import type { OutboundWebhooks } from '../../webhooks/outbound/dispatcher.js';
 import { parseEndpointFilter, parseEventTypeFilter } from '../../webhooks/outbound/matching.js';
 import { checkTarget, parseTargetUrl } from '../../webhooks/outbound/url-guard.js';
 import { list, noContent, single } from '../envelopes.js';
-import { noGrants, type OperationContext, type OperationSpec } from '../types.js';
+import { noGrants, type DeclaredSpec, type OperationContext } from '../types.js';
+import { CONTROL_PLANE_UNMETERED, type ReasonDecl } from '../contract/index.js';
+import { OUTBOUND_SCHEMAS as O, DELIVERY_STATES } from './outbound-schemas.js';
+import { ADMIN_ERRORS, underBothBases, webhookOp, WEBHOOKS_TAG } from './webhook-op.js';
 
 const S = PLATFORM_SCHEMA;
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Retry policy bounds: maxAttempts 1..20 (default 10); baseDelaySeconds 0..3600, fractional allowed (default 1). */
 export const RETRY_BOUNDS = { maxAttempts: { min: 1, max: 20, default: 10 }, baseDelaySeconds: { min: 0, max: 3600, default: 1 } } as const;
-
-/** Management is platform-admin for now: endpoints hold signing secrets and see every event type of the project. */
-const op = (id: string, execute: OperationSpec['execute']): OperationSpec => ({ id, authn: 'admin', scope: 'project', grants: noGrants, execute });
 
 export function webhooksOf(ctx: OperationContext): OutboundWebhooks {
   const w = ctx.services.webhooks;
@@ -54,52 +54,43 @@ interface EndpointInput {
   signingSecret: string | null;
 }
 
-const FIELDS = ['url', 'description', 'eventTypeFilter', 'filter', 'retryPolicy', 'signingSecret'];
+/**
+ * Reason codes of an endpoint body's 422s (validated against WebhookEndpointInput/Patch
+ * before the handler): a field with a parser of its own keeps that parser's reason.
+ */
+const ENDPOINT_REASONS: ReasonDecl = {
+  prefix: 'Webhook',
+  fields: { eventTypeFilter: 'Webhook.InvalidEventTypeFilter', filter: 'Webhook.InvalidFilter', retryPolicy: 'Webhook.InvalidRetryPolicy' },
+};
 
-function readRetryPolicy(raw: unknown, prev: { maxAttempts: number; baseDelayMs: number } | null): { maxAttempts: number; baseDelayMs: number } {
-  const base = prev ?? { maxAttempts: RETRY_BOUNDS.maxAttempts.default, baseDelayMs: RETRY_BOUNDS.baseDelaySeconds.default * 1000 };
-  if (raw === undefined || raw === null) return base;
-  if (typeof raw !== 'object' || Array.isArray(raw)) throw validationFailed('Webhook.InvalidRetryPolicy', 'retryPolicy must be an object', 'retryPolicy');
-  const p = raw as Record<string, unknown>;
-  for (const k of Object.keys(p)) if (k !== 'maxAttempts' && k !== 'baseDelaySeconds') throw validationFailed('Webhook.InvalidRetryPolicy', `unknown retryPolicy property '${k}'`, `retryPolicy.${k}`);
-  const out = { ...base };
-  if (p.maxAttempts !== undefined) {
-    const m = p.maxAttempts;
-    if (typeof m !== 'number' || !Number.isInteger(m) || m < RETRY_BOUNDS.maxAttempts.min || m > RETRY_BOUNDS.maxAttempts.max) {
-      throw validationFailed('Webhook.InvalidRetryPolicy', `retryPolicy.maxAttempts must be an integer ${RETRY_BOUNDS.maxAttempts.min}..${RETRY_BOUNDS.maxAttempts.max}`, 'retryPolicy.maxAttempts');
-    }
-    out.maxAttempts = m;
-  }
-  if (p.baseDelaySeconds !== undefined) {
-    const d = p.baseDelaySeconds;
-    if (typeof d !== 'number' || !Number.isFinite(d) || d < RETRY_BOUNDS.baseDelaySeconds.min || d > RETRY_BOUNDS.baseDelaySeconds.max) {
-      throw validationFailed('Webhook.InvalidRetryPolicy', `retryPolicy.baseDelaySeconds must be a number ${RETRY_BOUNDS.baseDelaySeconds.min}..${RETRY_BOUNDS.baseDelaySeconds.max}`, 'retryPolicy.baseDelaySeconds');
-    }
-    out.baseDelayMs = Math.round(d * 1000);
-  }
-  return out;
+interface EndpointBody {
+  url?: string; description?: string | null; eventTypeFilter?: string | null; filter?: unknown;
+  retryPolicy?: { maxAttempts?: number; baseDelaySeconds?: number } | null; signingSecret?: string | null;
 }
 
-/** Validates a create/replace body (or a patch merged over the current record). */
+/** The policy over the previous one (or the defaults); its bounds are the schema's, unknown keys are refused here (the schema leaves them open). */
+function readRetryPolicy(raw: EndpointBody['retryPolicy'], prev: { maxAttempts: number; baseDelayMs: number } | null): { maxAttempts: number; baseDelayMs: number } {
+  const base = prev ?? { maxAttempts: RETRY_BOUNDS.maxAttempts.default, baseDelayMs: RETRY_BOUNDS.baseDelaySeconds.default * 1000 };
+  if (raw === undefined || raw === null) return base;
+  for (const k of Object.keys(raw)) if (k !== 'maxAttempts' && k !== 'baseDelaySeconds') throw validationFailed('Webhook.InvalidRetryPolicy', `unknown retryPolicy property '${k}'`, `retryPolicy.${k}`);
+  return {
+    maxAttempts: raw.maxAttempts ?? base.maxAttempts,
+    baseDelayMs: raw.baseDelaySeconds === undefined ? base.baseDelayMs : Math.round(raw.baseDelaySeconds * 1000),
+  };
+}
+
+/** A create/replace body (or a patch merged over the current record), once its schema matched: the URL guard and the filter parsers remain. */
 async function readEndpoint(ctx: OperationContext, body: unknown, prev: EndpointRow | null, patch: boolean): Promise<EndpointInput> {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw validationFailed('Webhook.InvalidBody', 'body must be a JSON object');
-  const b = body as Record<string, unknown>;
-  for (const k of Object.keys(b)) if (!FIELDS.includes(k)) throw validationFailed('Webhook.UnknownProperty', `unknown property '${k}'`, k);
+  const b = body as EndpointBody;
   const keep = patch && prev !== null;
-  const urlRaw = b.url === undefined && keep ? prev.url : b.url;
-  if (typeof urlRaw !== 'string') throw validationFailed(urlRaw === undefined ? 'Webhook.MissingProperty' : 'Webhook.InvalidProperty', "'url' is required and must be a string", 'url');
-  const url = parseTargetUrl(urlRaw);
+  const url = parseTargetUrl(b.url === undefined && keep ? prev.url : b.url!);
   await checkTarget(url, webhooksOf(ctx).allowPrivateTargets);
   const description = b.description === undefined ? (keep ? prev.description : null) : b.description;
-  if (description !== null && (typeof description !== 'string' || description.length > 1000)) throw validationFailed('Webhook.InvalidProperty', "'description' must be a string of at most 1000 characters", 'description');
   const eventTypeFilter = b.eventTypeFilter === undefined && keep ? prev.event_type_filter : parseEventTypeFilter(b.eventTypeFilter);
   const filter = b.filter === undefined && keep ? prev.filter : parseEndpointFilter(b.filter);
   const policy = readRetryPolicy(b.retryPolicy, keep ? { maxAttempts: prev.max_attempts, baseDelayMs: prev.base_delay_ms } : null);
-  const secret = b.signingSecret;
-  if (secret !== undefined && secret !== null && (typeof secret !== 'string' || secret.length < 16 || secret.length > 256)) {
-    throw validationFailed('Webhook.InvalidProperty', "'signingSecret' must be a string of 16..256 characters", 'signingSecret');
-  }
-  return { url: url.toString(), description, eventTypeFilter, filter, maxAttempts: policy.maxAttempts, baseDelayMs: policy.baseDelayMs, signingSecret: typeof secret === 'string' ? secret : null };
+  const secret = b.signingSecret ?? null;
+  return { url: url.toString(), description, eventTypeFilter, filter, maxAttempts: policy.maxAttempts, baseDelayMs: policy.baseDelayMs, signingSecret: secret };
 }
 
 async function loadEndpoint(db: SqlExecutor, projectId: string, id: string | undefined, lock = false): Promise<EndpointRow> {
@@ -160,7 +151,7 @@ function pageSize(ctx: OperationContext): number {
 async function listDeliveries(ctx: OperationContext, endpointId: string | null) {
   const size = pageSize(ctx);
   const state = ctx.inv.query.get('state');
-  if (state !== undefined && !['Pending', 'Claimed', 'Succeeded', 'RetryScheduled', 'DeadLettered'].includes(state)) throw validationFailed('Webhook.InvalidState', 'state must be a delivery state', 'state');
+  if (state !== undefined && !DELIVERY_STATES.includes(state)) throw validationFailed('Webhook.InvalidState', 'state must be a delivery state', 'state');
   const rows = (await ctx.services.db.query<DeliveryRow>(
     `SELECT ${DCOLS} FROM ${S}.webhook_deliveries WHERE project_id = $1 AND ($2::uuid IS NULL OR endpoint_id = $2) AND ($3::text IS NULL OR state = $3)
      ORDER BY created_at DESC, id LIMIT ${size}`,
@@ -189,12 +180,32 @@ export async function scheduleDelivery(ctx: OperationContext, endpointId: string
   return row;
 }
 
+const BY_ENDPOINT_ID = { id: { description: 'Webhook endpoint id.', schema: { type: 'string', format: 'uuid' } } };
+const DELIVERY_QUERY = { state: { description: 'Only deliveries in this state.', schema: { type: 'string', enum: DELIVERY_STATES } } };
+const LIST = 'List the project\'s outbound webhook endpoints';
+const CREATE = 'Create an outbound webhook endpoint';
+const READ = 'Read an outbound webhook endpoint';
+const REPLACE = 'Replace an outbound webhook endpoint (the secret is kept unless `signingSecret` is given)';
+const PATCH = 'Merge-update an outbound webhook endpoint';
+const DELETE = 'Delete an outbound webhook endpoint and its deliveries';
+const ROTATE = 'Replace the signing secret with a generated one (one-time reveal via `revealTokenId`)';
+const ENDPOINT_DELIVERIES = 'Deliveries of an endpoint, newest first';
+const DELIVERIES = 'Recent deliveries of the project, newest first';
+
+/** `/api/webhooks/…` and `/api/Webhook/…` (docs/webhooks.md). */
 export const OUTBOUND_WEBHOOK_SPECS = {
-  list: op('Webhooks.Endpoints.List', async (ctx) => {
+  list: webhookOp('Webhooks.Endpoints.List', {
+    summary: LIST, routes: underBothBases('GET', 'endpoints', LIST), output: { status: 200, body: O.WebhookEndpointList },
+  }, async (ctx) => {
     const rows = (await ctx.services.db.query<EndpointRow>(`SELECT ${COLS} FROM ${S}.webhook_endpoints WHERE project_id = $1 ORDER BY created_at, id`, [ctx.scope!.project.id])).rows;
     return list(ctx, rows.map(endpointRecord), { number: 1, size: rows.length, totalCount: rows.length });
   }),
-  create: op('Webhooks.Endpoints.Create', async (ctx) => {
+  create: webhookOp('Webhooks.Endpoints.Create', {
+    summary: CREATE, routes: underBothBases('POST', 'endpoints', CREATE),
+    description: 'Without `signingSecret` the platform generates one and the answer carries `revealTokenId` (see `/CredentialReveal/{revealTokenId}/reveal`).',
+    body: O.WebhookEndpointInput, reasons: ENDPOINT_REASONS,
+    output: { status: 201, body: O.WebhookEndpointWithRevealSingle }, errors: [...ADMIN_ERRORS, 413],
+  }, async (ctx) => {
     const input = await readEndpoint(ctx, ctx.inv.body, null, false);
     const { row, revealTokenId } = await ctx.services.db.transaction(async (tx) => {
       const { secretId, revealTokenId } = await storeSecret(ctx, tx, input.signingSecret);
@@ -207,10 +218,22 @@ export const OUTBOUND_WEBHOOK_SPECS = {
     });
     return single(ctx, withReveal(endpointRecord(row), revealTokenId), 201);
   }),
-  read: op('Webhooks.Endpoints.Read', async (ctx) => single(ctx, endpointRecord(await loadEndpoint(ctx.services.db, ctx.scope!.project.id, ctx.inv.params.id)))),
-  replace: op('Webhooks.Endpoints.Update', (ctx) => update(ctx, false)),
-  patch: op('Webhooks.Endpoints.Patch', (ctx) => update(ctx, true)),
-  delete: op('Webhooks.Endpoints.Delete', async (ctx) => {
+  read: webhookOp('Webhooks.Endpoints.Read', {
+    summary: READ, routes: underBothBases('GET', 'endpoints/:id', READ), params: BY_ENDPOINT_ID, output: { status: 200, body: O.WebhookEndpointSingle },
+  }, async (ctx) => single(ctx, endpointRecord(await loadEndpoint(ctx.services.db, ctx.scope!.project.id, ctx.inv.params.id)))),
+  replace: webhookOp('Webhooks.Endpoints.Update', {
+    summary: REPLACE, routes: underBothBases('PUT', 'endpoints/:id', REPLACE), params: BY_ENDPOINT_ID,
+    body: O.WebhookEndpointInput, reasons: ENDPOINT_REASONS,
+    output: { status: 200, body: O.WebhookEndpointWithRevealSingle }, errors: [...ADMIN_ERRORS, 413],
+  }, (ctx) => update(ctx, false)),
+  patch: webhookOp('Webhooks.Endpoints.Patch', {
+    summary: PATCH, routes: underBothBases('PATCH', 'endpoints/:id', PATCH), params: BY_ENDPOINT_ID,
+    body: O.WebhookEndpointPatch, reasons: ENDPOINT_REASONS,
+    output: { status: 200, body: O.WebhookEndpointWithRevealSingle }, errors: [...ADMIN_ERRORS, 413],
+  }, (ctx) => update(ctx, true)),
+  delete: webhookOp('Webhooks.Endpoints.Delete', {
+    summary: DELETE, routes: underBothBases('DELETE', 'endpoints/:id', DELETE), params: BY_ENDPOINT_ID, output: { status: 204 },
+  }, async (ctx) => {
     const ep = await loadEndpoint(ctx.services.db, ctx.scope!.project.id, ctx.inv.params.id);
     await ctx.services.db.transaction(async (tx) => {
       await tx.query(`DELETE FROM ${S}.webhook_endpoints WHERE id = $1`, [ep.id]);
@@ -218,7 +241,10 @@ export const OUTBOUND_WEBHOOK_SPECS = {
     });
     return noContent;
   }),
-  rotateSecret: op('Webhooks.Endpoints.RotateSecret', async (ctx) => {
+  rotateSecret: webhookOp('Webhooks.Endpoints.RotateSecret', {
+    summary: ROTATE, routes: underBothBases('POST', 'endpoints/:id/rotate-secret', ROTATE), params: BY_ENDPOINT_ID,
+    output: { status: 200, body: O.WebhookEndpointWithRevealSingle },
+  }, async (ctx) => {
     const projectId = ctx.scope!.project.id;
     const { row, revealTokenId } = await ctx.services.db.transaction(async (tx) => {
       const prev = await loadEndpoint(tx, projectId, ctx.inv.params.id, true);
@@ -229,19 +255,38 @@ export const OUTBOUND_WEBHOOK_SPECS = {
     });
     return single(ctx, withReveal(endpointRecord(row), revealTokenId));
   }),
-  endpointDeliveries: op('Webhooks.Endpoints.Deliveries', async (ctx) => {
+  endpointDeliveries: webhookOp('Webhooks.Endpoints.Deliveries', {
+    summary: ENDPOINT_DELIVERIES, routes: underBothBases('GET', 'endpoints/:endpointId/deliveries', ENDPOINT_DELIVERIES),
+    params: { endpointId: BY_ENDPOINT_ID.id }, sharedParams: ['PageSize'], query: DELIVERY_QUERY,
+    output: { status: 200, body: O.WebhookDeliveryList },
+  }, async (ctx) => {
     const ep = await loadEndpoint(ctx.services.db, ctx.scope!.project.id, ctx.inv.params.endpointId);
     return listDeliveries(ctx, ep.id);
   }),
-  deliveries: op('Webhooks.Deliveries.List', (ctx) => listDeliveries(ctx, null)),
-  /** `POST /api/CredentialReveal/{revealTokenId}/reveal`: the generated secret, exactly once. */
-  reveal: { id: 'CredentialReveal.Reveal', authn: 'admin', scope: 'none', grants: noGrants, execute: async (ctx) => {
+  deliveries: webhookOp('Webhooks.Deliveries.List', {
+    summary: DELIVERIES, routes: underBothBases('GET', 'deliveries', DELIVERIES), sharedParams: ['PageSize'], query: DELIVERY_QUERY,
+    output: { status: 200, body: O.WebhookDeliveryList },
+  }, (ctx) => listDeliveries(ctx, null)),
+};
+
+/** `POST /api/CredentialReveal/{revealTokenId}/reveal`: the generated secret, exactly once (platform admin; no project scope). */
+export const CREDENTIAL_REVEAL_SPEC: DeclaredSpec = {
+  id: 'CredentialReveal.Reveal', authn: 'admin', scope: 'none', grants: noGrants,
+  contract: {
+    tag: WEBHOOKS_TAG, summary: 'Reveal a platform-generated signing secret, exactly once',
+    description: 'The one route that returns a secret. The token is deleted as it is read (and expires after 15 minutes unread): a second call answers 404 `CredentialReveal.NotFound`.',
+    routes: [{ method: 'POST', path: 'CredentialReveal/:revealTokenId/reveal' }],
+    params: { revealTokenId: { description: 'Reveal token id (`revealTokenId` of the create/rotate answer).', schema: { type: 'string', format: 'uuid' } } },
+    output: { status: 200, body: O.RevealedSecret, noStore: true }, errors: [401, 403, 404],
+    metering: CONTROL_PLANE_UNMETERED, stability: 'stable',
+  },
+  execute: async (ctx) => {
     const id = ctx.inv.params.revealTokenId ?? '';
     const w = webhooksOf(ctx);
     const secret = UUID.test(id) ? await w.secrets.reveal(ctx.services.db, id) : null;
     if (secret === null) throw notFound('CredentialReveal.NotFound', 'reveal token not found, expired or already used');
     return single(ctx, { secret }, 200, { 'cache-control': 'no-store' });
-  } } satisfies OperationSpec,
+  },
 };
 
 export { DCOLS, type DeliveryRow };
