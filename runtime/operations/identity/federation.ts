@@ -31,7 +31,7 @@ import {
 import type { SecretStore } from '../../secrets/index.js';
 import { noContent, single } from '../envelopes.js';
 import { noGrants, type DeclaredSpec, type OperationContext, type OperationSpec } from '../types.js';
-import { normalizeEmail } from './body.js';
+import { normalizeEmail } from './email.js';
 import { identityContract } from './contract.js';
 import { IDENTITY_SCHEMAS as S } from './identity-schemas.js';
 import { PROVIDER_SCHEMAS as P } from './provider-schemas.js';

@@ -4,7 +4,7 @@ import { list, single } from '../envelopes.js';
 import { logPageSize } from '../log-paging.js';
 import { noGrants, type DeclaredSpec, type OperationContext, type OperationSpec, type Result } from '../types.js';
 import type { OperationContract, TagDecl } from '../contract/index.js';
-import { normalizeEmail } from './body.js';
+import { normalizeEmail } from './email.js';
 import { identityContract } from './contract.js';
 import { MANAGEMENT_SCHEMAS as S, SUBJECT_STATE } from './management-schemas.js';
 

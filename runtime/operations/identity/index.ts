@@ -61,5 +61,4 @@ export type IdentityOperationId = keyof typeof IDENTITY_SPECS;
 export { createApiKeySpec, deleteApiKeySpec, listApiKeysSpec };
 export { createGrantSpec, deleteGrantSpec, listGrantsSpec, loginSpec, refreshSpec, registerSpec, listSessionsSpec, meSpec, revokeSessionSpec };
 export { GRANT_RE, ROLE_RE } from './grants.js';
-export { objectBody } from './body.js';
 export { MFA_SPECS, STEP_UP_SPECS };

@@ -24,7 +24,7 @@ import {
 } from '../../identity/index.js';
 import { single } from '../envelopes.js';
 import { noGrants, type AuthStrength, type DeclaredSpec, type OperationContext, type Result } from '../types.js';
-import { normalizeEmail } from './body.js';
+import { normalizeEmail } from './email.js';
 import { identityContract } from './contract.js';
 import { IDENTITY_SCHEMAS as S } from './identity-schemas.js';
 
