@@ -97,15 +97,24 @@ function skippedReport(files: string[]): string | null {
 }
 
 /**
- * Every test server checks its declared operations' answers against their
- * contracts (CHECK_ANSWERS); this sums which operations the suites met, so
- * an operation no suite calls successfully is named rather than assumed checked.
+ * Operations whose success no REST call can produce, so the answer check
+ * cannot meet them: the realtime WebSocket (its upgrade is served by the
+ * realtime adapter and tested by the realtime suites), and custom operations,
+ * which answer 404 until they can be defined (issue 24).
  */
-function answerCoverage(dir: string): string {
+const NO_REST_SUCCESS = new Set(['Platform.NotFound', ...PLATFORM_OPERATIONS.filter((op) => op.contract.output.upgrade === true).map((op) => op.id)]);
+
+/**
+ * Every test server checks its declared operations' answers against their
+ * contracts (CHECK_ANSWERS); this sums which operations the suites met. An
+ * operation no suite called successfully fails the run (when every suite ran):
+ * every declared answer is checked, not a sample.
+ */
+function answerCoverage(dir: string): { line: string; complete: boolean } {
   const met = new Set(readdirSync(dir).flatMap((f) => readFileSync(join(dir, f), 'utf8').split('\n').filter((l) => l !== '')));
-  const unmet = PLATFORM_OPERATIONS.map((op) => op.id).filter((id) => !met.has(id));
-  const head = `# answers checked against their contracts: ${PLATFORM_OPERATIONS.length - unmet.length} of ${PLATFORM_OPERATIONS.length} declared operations`;
-  return unmet.length === 0 ? head : `${head}; no suite met a successful answer of: ${unmet.join(', ')}`;
+  const unmet = PLATFORM_OPERATIONS.map((op) => op.id).filter((id) => !met.has(id) && !NO_REST_SUCCESS.has(id));
+  const line = `# answers checked against their contracts: ${met.size} of ${PLATFORM_OPERATIONS.length} declared operations (${[...NO_REST_SUCCESS].join(', ')} have no successful REST answer)`;
+  return unmet.length === 0 ? { line, complete: true } : { line: `${line}; no suite met a successful answer of: ${unmet.join(', ')}`, complete: false };
 }
 
 const answersLog = mkdtempSync(join(tmpdir(), 'plinth-answers-'));
@@ -121,7 +130,9 @@ if (skipped !== null) console.log(skipped);
 console.log(`# ${parallel.length} suites ${concurrency} at a time, then ${serial.length} suites that start NATS servers one at a time`);
 const first = await lane(parallel, concurrency);
 const second = await lane(serial, 1);
-console.log(answerCoverage(answersLog));
+const coverage = answerCoverage(answersLog);
+console.log(coverage.line);
 rmSync(answersLog, { recursive: true, force: true });
 if (skipped !== null) console.log(skipped);
-process.exitCode = first !== 0 ? first : second;
+// A skipped suite leaves its operations unmet: the gap is only a failure when everything ran.
+process.exitCode = first !== 0 ? first : second !== 0 ? second : coverage.complete || skipped !== null ? 0 : 1;
