@@ -165,4 +165,8 @@ const views = {
 };
 
 /** `/api/SourceAsset/…` (CONTRACT "Authored code" → "Source assets"; docs/source-assets.md). */
-export const SOURCE_ASSET_SPECS = { ...folders, ...files, ...raw, ...views };
+export const SOURCE_ASSET_SPECS: Record<string, DeclaredSpec> = {
+  ...Object.fromEntries(Object.entries(folders).map(([k, v]) => [`${k}Folder`, v])),
+  ...Object.fromEntries(Object.entries(files).map(([k, v]) => [`${k}File`, v])),
+  ...raw, ...views,
+};
