@@ -42,7 +42,7 @@ export async function listFiles(db: SqlExecutor, s: AssetScope, prefix: string |
 
 export async function createFile(db: SqlClient, s: AssetScope, path: string, src: FileBytes, contentType: string): Promise<FileRecord> {
   const id = randomUUID();
-  await orTaken(path, () => db.transaction(async (tx) => {
+  await orTaken(path, s, () => db.transaction(async (tx) => {
     await requireFree(tx, s, path);
     await ensureParents(tx, s, path);
     const blob = await stored(tx, s.projectId, src);
@@ -80,7 +80,7 @@ export async function replaceContent(db: SqlClient, s: AssetScope, id: string, b
 
 /** A rename is a change of the record: version + 1, bytes and id kept. */
 export async function renameFile(db: SqlClient, s: AssetScope, id: string, to: string): Promise<FileRecord> {
-  await orTaken(to, () => db.transaction(async (tx) => {
+  await orTaken(to, s, () => db.transaction(async (tx) => {
     const cur = await lockFile(tx, s, id);
     if (cur.path === to) return;
     await requireFree(tx, s, to);

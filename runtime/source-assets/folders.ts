@@ -8,7 +8,7 @@ import { assetNotFound, folderOf, FOLDER_COLUMNS, orTaken, S, type AssetScope, t
 const UNDER = (col: string, n: number): string => `(${col} = $${n} OR left(${col}, length($${n}) + 1) = $${n} || '/')`;
 
 export async function createFolder(db: SqlClient, s: AssetScope, path: string): Promise<FolderRecord> {
-  return orTaken(path, () => db.transaction(async (tx) => {
+  return orTaken(path, s, () => db.transaction(async (tx) => {
     await requireFree(tx, s, path);
     await ensureParents(tx, s, path);
     const r = await tx.query(
@@ -32,7 +32,7 @@ async function lockFolder(tx: SqlExecutor, s: AssetScope, id: string): Promise<F
 
 /** Moves the folder and everything under it; the files keep their ids and versions (a move is not a content change). */
 export async function renameFolder(db: SqlClient, s: AssetScope, id: string, to: string): Promise<FolderRecord> {
-  return orTaken(to, () => db.transaction(async (tx) => {
+  return orTaken(to, s, () => db.transaction(async (tx) => {
     const f = await lockFolder(tx, s, id);
     if (to === f.path) return f;
     if (to.startsWith(`${f.path}/`)) throw validationFailed('SourceAsset.InvalidPath', `a folder cannot move into itself ('${f.path}' → '${to}')`, 'path');

@@ -62,12 +62,18 @@ export function idOf(raw: string | undefined, what: 'folder' | 'file'): string {
 
 export const pathTaken = (path: string): Error => conflict('SourceAsset.PathTaken', `'${path}' is already a folder or a file on this branch`, 'path');
 
-/** A concurrent writer took the path between our check and our insert: the unique index answers, as a 409. */
-export async function orTaken<T>(path: string, write: () => Promise<T>): Promise<T> {
+/**
+ * A concurrent writer took the path between our check and our insert: the unique index
+ * answers, as a 409. The branch deleted meanwhile: its foreign key answers, as the 404 an
+ * unknown branch gets.
+ */
+export async function orTaken<T>(path: string, s: AssetScope, write: () => Promise<T>): Promise<T> {
   try {
     return await write();
   } catch (err) {
-    if (sqlstateOf(err) === SQLSTATE.UNIQUE_VIOLATION) throw pathTaken(path);
+    const state = sqlstateOf(err);
+    if (state === SQLSTATE.UNIQUE_VIOLATION) throw pathTaken(path);
+    if (state === SQLSTATE.FOREIGN_KEY_VIOLATION) throw notFound('Branch.NotFound', `branch '${s.branch}' not found`);
     throw err;
   }
 }
