@@ -54,6 +54,8 @@ export interface NodeConfig {
   corsOrigin: string | null;
   /** MAX_BODY_BYTES: REST body limit (spec: 10 MiB). */
   maxBodyBytes: number;
+  /** MAX_UPLOAD_BYTES: lowers the raw-upload limit of source assets (default and most: 100 MiB). */
+  maxUploadBytes: number;
   /** MAX_RESPONSE_BYTES: largest JSON response body; a larger one answers 422 Response.TooLarge. Default 32 MiB. */
   maxResponseBytes: number;
   /** MAX_PAGE_SIZE: list page size cap (spec: 200). */
@@ -249,6 +251,7 @@ export function parseConfig(env: NodeJS.ProcessEnv = process.env): NodeConfig {
     deploymentLeaseMs: int(env, 'DEPLOYMENT_LEASE_MS', 15_000, 1_000, 600_000),
     corsOrigin: text(env, 'CORS_ORIGIN'),
     maxBodyBytes,
+    maxUploadBytes: int(env, 'MAX_UPLOAD_BYTES', 100 * MiB, 1024, 100 * MiB),
     maxResponseBytes,
     maxPageSize: int(env, 'MAX_PAGE_SIZE', 200, 1, 10_000),
     maxBatchRows: int(env, 'MAX_BATCH_ROWS', 1000, 1, 10_000),

@@ -241,7 +241,7 @@ export async function startNode(config: NodeConfig): Promise<RunningNode> {
 
   let http: HttpServer;
   try {
-    http = await startHttpServer(services, config.host, config.port, { maxBodyBytes: config.maxBodyBytes, maxResponseBytes: config.maxResponseBytes, corsOrigin: config.corsOrigin, realtimeMaxBufferedBytes: config.realtimeMaxBufferedBytes }, inFlight);
+    http = await startHttpServer(services, config.host, config.port, { maxBodyBytes: config.maxBodyBytes, maxUploadBytes: config.maxUploadBytes, maxResponseBytes: config.maxResponseBytes, corsOrigin: config.corsOrigin, realtimeMaxBufferedBytes: config.realtimeMaxBufferedBytes }, inFlight);
   } catch (err) {
     await actors.stop();
     await cluster?.conn.close();

@@ -22,7 +22,13 @@ export interface RestOptions {
   corsOrigin: string | null;
   /** Unsent bytes past which a realtime WebSocket client is closed with 1013. Default 1 MiB. */
   realtimeMaxBufferedBytes?: number;
+  /** MAX_UPLOAD_BYTES: lowers the limits operations declare for themselves (`maxBodyBytes`, source-asset uploads). */
+  maxUploadBytes?: number;
 }
+
+/** The body limit of one operation: its own (`spec.maxBodyBytes`, capped by MAX_UPLOAD_BYTES), else MAX_BODY_BYTES. */
+export const bodyLimitOf = (spec: OperationSpec, opts: RestOptions): number =>
+  spec.maxBodyBytes === undefined ? opts.maxBodyBytes : Math.min(spec.maxBodyBytes, opts.maxUploadBytes ?? spec.maxBodyBytes);
 
 const BASES = ['/api/', '/v1/'];
 
@@ -116,20 +122,21 @@ function accept(services: Services, opts: RestOptions, inFlight: InFlight, res: 
   if (matched.spec.errorShape !== undefined) target.errorShape = matched.spec.errorShape;
   for (const h of matched.spec.requestHeaders ?? []) extraHeaders[h] = req.getHeader(h);
   const declared = Number(meta.contentLength);
-  if (meta.contentLength !== '' && (!Number.isFinite(declared) || declared > opts.maxBodyBytes)) {
+  const limit = bodyLimitOf(matched.spec, opts);
+  if (meta.contentLength !== '' && (!Number.isFinite(declared) || declared > limit)) {
     target.closeConnection = true;
-    return refuse(tooLarge(opts.maxBodyBytes), matched.spec);
+    return refuse(tooLarge(limit), matched.spec);
   }
   inFlight.count++;
   reading = true;
-  readBody(res, opts.maxBodyBytes, (bytes) => {
+  readBody(res, limit, (bytes) => {
     reading = false;
     if (bytes === null) {
       release();
       // Lingering close: answer now and keep the connection, so uWS discards the rest of
       // the chunked body instead of resetting a client that is still sending (which can
       // make it lose the 413). Nothing more is buffered.
-      return refuse(tooLarge(opts.maxBodyBytes), matched.spec);
+      return refuse(tooLarge(limit), matched.spec);
     }
     run(services, meta, matched, basePath, bytes, target, lastEventId, extraHeaders)
       .catch((err: unknown) => failUnexpected(target, err, services.log, basePath))

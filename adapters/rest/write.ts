@@ -12,7 +12,7 @@ export type { ReplyTarget } from './reply-target.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
-function send(t: ReplyTarget, status: number, headers: Record<string, string> | undefined, body: string | null, contentType: string): void {
+function send(t: ReplyTarget, status: number, headers: Record<string, string> | undefined, body: string | Buffer | null, contentType: string): void {
   if (t.aborted) return;
   t.res.cork(() => {
     t.started = true;
@@ -46,7 +46,8 @@ export function writeResult(t: ReplyTarget, r: Result, basePath = '/api'): void 
   if (r.stream !== undefined) return writeStream(t, statusLine(r.status), r.headers, r.stream);
   if (r.status === 204 || r.body === undefined) return send(t, r.status, r.headers, null, '');
   const explicitType = r.headers?.['Content-Type'];
-  if (typeof r.body === 'string' && explicitType !== undefined) {
+  // A document (text) or raw bytes (a source-asset download) in the media type the operation set.
+  if ((typeof r.body === 'string' || Buffer.isBuffer(r.body)) && explicitType !== undefined) {
     const { 'Content-Type': _, ...rest } = r.headers!;
     return send(t, r.status, rest, r.body, explicitType);
   }

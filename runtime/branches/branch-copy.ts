@@ -4,6 +4,7 @@ import { createEntityStatements, foreignKeyStatements } from '../publication/ddl
 import { findEntity, type EntityDef } from '../publication/model.js';
 import { qualifiedTable } from '../publication/sql-names.js';
 import { readHead } from '../control/schema-change.js';
+import { copySourceAssets } from '../source-assets/copy.js';
 
 const S = PLATFORM_SCHEMA;
 
@@ -61,6 +62,8 @@ export async function copyBranch(tx: SqlExecutor, c: BranchCopy): Promise<void> 
     `INSERT INTO ${S}.branches (project_id, name, schema_name, head_version, base) VALUES ($1, $2, $3, $4, $5)`,
     [c.projectId, c.name, schema, head.version, c.base],
   );
+  // Source assets are code the schema's handlers name (CONTRACT "Source assets"): they come with the schema.
+  await copySourceAssets(tx, c.projectId, c.schemaFrom, c.name);
   if (head.version > 0) {
     await tx.query(
       `INSERT INTO ${S}.publications (project_id, branch, version, model, descriptor_hash, correlation_id, created_at)

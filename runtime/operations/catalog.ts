@@ -35,6 +35,7 @@ import { REPLAY_SPECS } from './webhooks/replay.js';
 import { INBOUND_WEBHOOK_SPECS } from './webhooks/inbound.js';
 import { WEBHOOK_DIAGNOSTICS_SPECS } from './webhooks/diagnostics.js';
 import { REALTIME_SPECS } from './realtime/index.js';
+import { SOURCE_ASSET_SPECS } from './control/source-assets.js';
 import type { DeclaredSpec } from './types.js';
 
 /**
@@ -114,5 +115,8 @@ export const PLATFORM_OPERATIONS: readonly DeclaredSpec[] = [
   EXPLAIN_PUBLICATION_SPECS.projectRuntime,
   EXPLAIN_PUBLICATION_SPECS.authoredPublication,
 
+
+  // Authored code: source assets.
+  ...Object.values(SOURCE_ASSET_SPECS),
 
 ];

@@ -143,6 +143,11 @@ export interface OperationSpec {
   execute(ctx: OperationContext): Promise<Result>;
   /** The adapter skips JSON decoding and hands the exact bytes over in `inv.rawBody` (signature checks over the raw body). */
   rawBody?: true;
+  /**
+   * Bytes this operation's request body may have, in place of MAX_BODY_BYTES (source-asset
+   * uploads: 100 MiB). Only a few raw-body operations declare one; MAX_UPLOAD_BYTES can lower it.
+   */
+  maxBodyBytes?: number;
   /** Lower-case header names the adapter copies into `inv.headers`. */
   requestHeaders?: readonly string[];
   /** `graphql`: errors answer `{ errors: [{ message, extensions: { code, reasonCode, correlationId } }] }` (CONTRACT: GraphQL) instead of the REST envelope. */

@@ -23,6 +23,7 @@ import { m0021 } from './0021-branches-and-sandboxes.js';
 import { m0022 } from './0022-proposals-and-deployments.js';
 import { m0024 } from './0024-deployment-driver-lease.js';
 import { m0025 } from './0025-approvals-bound-to-head.js';
+import { m0026 } from './0026-source-assets.js';
 
 /**
  * Platform tables, append-only list, one file per migration. Never edit a
@@ -54,5 +55,6 @@ export const MIGRATIONS: readonly Migration[] = [
   m0022,
   m0024,
   m0025,
+  m0026,
 ];
 export { PLATFORM_SCHEMA } from './migration.js';
