@@ -15,7 +15,7 @@ import { bindingStability, withDeprecation } from './pipeline/binding-stability.
 import type { Services } from './services.js';
 import { meterWithoutAuditRow, usageOf } from './usage/meter.js';
 import type { QuotaHold } from './quota/ledger.js';
-import { validateBody } from './operations/contract/index.js';
+import { enforceAnswer, validateBody } from './operations/contract/index.js';
 
 /**
  * The operation's executor, after its declared body schema (contract/) is
@@ -78,6 +78,9 @@ export async function dispatch(inv: Invocation, services: Services): Promise<Out
     const hold = admitted instanceof Promise ? await admitted : admitted ?? null;
     ctx.trace.stage = 6;
     const executed = hold === null ? await execute(ctx) : await executeHeld(ctx, hold);
+    // Tests run with CHECK_ANSWERS: an answer its contract does not describe fails the test that met it.
+    const { contract } = inv.operation;
+    if (services.limits.checkAnswers === true && contract !== undefined) enforceAnswer(inv.operation.id, contract, executed.status, executed.body, services.limits.checkAnswersLog);
     const result = deprecation === null ? executed : withDeprecation(executed, deprecation);
     // Usage: only what was executed consumes (runtime/usage/meter.ts), and the audit row carries it.
     const usage = usageOf(ctx, result);

@@ -1,3 +1,5 @@
+import { ServiceError } from '../../errors/service-error.js';
+import { noteCheckedAnswer } from './answer-log.js';
 import { validatorOf } from './validate-body.js';
 import type { OperationContract } from './types.js';
 
@@ -15,4 +17,16 @@ export function answerMismatch(contract: OperationContract, status: number, body
   const validate = validatorOf(out.body.name);
   if (validate(body)) return null;
   return (validate.errors ?? []).slice(0, 3).map((e) => `${e.instancePath || '/'} ${e.message ?? 'is invalid'}${e.params && 'additionalProperty' in e.params ? ` (${String(e.params.additionalProperty)})` : ''}`).join('; ');
+}
+
+/**
+ * What dispatch() does with CHECK_ANSWERS on (every test server): an answer the
+ * operation's contract does not describe becomes a 500 `Contract.AnswerMismatch`
+ * naming the difference, whatever the protocol; a checked success is noted for
+ * npm test's coverage (answer-log.ts) when `log` names a directory.
+ */
+export function enforceAnswer(operationId: string, contract: OperationContract, status: number, body: unknown, log: string | undefined): void {
+  const mismatch = answerMismatch(contract, status, body);
+  if (mismatch !== null) throw new ServiceError('INTERNAL', 'Contract.AnswerMismatch', `${operationId} answered what its contract does not declare: ${mismatch}`);
+  if (log !== undefined && status < 300) noteCheckedAnswer(log, operationId);
 }

@@ -8,5 +8,4 @@ export { validateBody } from './validate-body.js';
 export { declaredOpenApi, openApiPathOf, operationIdOf, type DeclaredOpenApi } from './openapi.js';
 export { declaredCommands, commandNameOf, type CliCommand } from './cli.js';
 export { CONTROL_PLANE_UNMETERED, READ_ERRORS, WRITE_ERRORS } from './common.js';
-export { answerMismatch } from './check-answer.js';
-export { noteCheckedAnswer } from './answer-log.js';
+export { answerMismatch, enforceAnswer } from './check-answer.js';
