@@ -15,9 +15,9 @@ function matches(header: string, etag: string): boolean {
   return header.split(',').some((t) => t.trim().replace(/^W\//, '') === etag);
 }
 
-/** 200 with the document and its ETag, or 304 with no body when the client already holds it. */
-export function conditional(ctx: OperationContext, doc: Tagged): Result {
+/** 200 with the document (and `headers`, e.g. its Content-Type) and its ETag, or 304 with no body when the client already holds it. */
+export function conditional(ctx: OperationContext, doc: Tagged, headers?: Record<string, string>): Result {
   const inm = ctx.inv.headers?.['if-none-match'] ?? '';
   if (inm !== '' && matches(inm, doc.etag)) return { status: 304, body: undefined, headers: { ETag: doc.etag } };
-  return { status: 200, body: doc.body, headers: { ETag: doc.etag } };
+  return { status: 200, body: doc.body, headers: { ETag: doc.etag, ...headers } };
 }

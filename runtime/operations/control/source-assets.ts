@@ -7,6 +7,7 @@ import { requirePath, MAX_PATH_LENGTH } from '../../source-assets/paths.js';
 import { defaultContentType } from '../../source-assets/content-types.js';
 import { shapeOf, treeOf } from '../../source-assets/tree.js';
 import { control, noContent } from '../envelopes.js';
+import { conditional } from './etag.js';
 import { noGrants, type Result, type DeclaredSpec, type OperationContext, type OperationSpec } from '../types.js';
 import { READ_ERRORS, WRITE_ERRORS, type OperationContract, type TagDecl } from '../contract/index.js';
 import { SOURCE_ASSET_SCHEMAS as S } from './source-asset-schemas.js';
@@ -148,10 +149,7 @@ const raw = {
     output: { status: 200, mediaType: 'application/octet-stream', conditional: true },
   }, async (ctx): Promise<Result> => {
     const { file, bytes } = await fileBytes(db(ctx), scopeOf(ctx), idOf(ctx.inv.params.id, 'file'));
-    const etag = `"${file.sha256}"`;
-    const inm = ctx.inv.headers?.['if-none-match'] ?? '';
-    if (inm !== '' && (inm.trim() === '*' || inm.split(',').some((t) => t.trim().replace(/^W\//, '') === etag))) return { status: 304, body: undefined, headers: { ETag: etag } };
-    return { status: 200, body: bytes, headers: { ETag: etag, 'Content-Type': file.contentType } };
+    return conditional(ctx, { body: bytes, etag: `"${file.sha256}"` }, { 'Content-Type': file.contentType });
   }, { requestHeaders: ['if-none-match'] }),
 };
 
