@@ -5,7 +5,7 @@ export const REST_OF: Record<'G1' | 'G2' | 'G3' | 'G4', 'W1' | 'W2' | 'W3' | 'W4
 export const GRAPHQL_LIST_TARGET = 0.8;
 /** A policy workload and the workload it repeats without the policy. */
 export const POLICY_OF: Record<'W1P' | 'W2P', 'W1' | 'W2'> = { W1P: 'W1', W2P: 'W2' };
-export type TargetName = 'bare' | 'bare-prepared' | 'plinth-user' | 'plinth-admin' | 'plinth-previous' | 'plinth-quota';
+export type TargetName = 'bare' | 'bare-prepared' | 'bare-uws' | 'plinth-user' | 'plinth-admin' | 'plinth-previous' | 'plinth-quota';
 
 /** Issue 11: the granted user's W1/W3 with hard quotas on the project ÷ the same without quotas. */
 export const QUOTA_TARGET = 0.95;
@@ -83,6 +83,7 @@ export function formatReport(measured: Measured[], peakRss: Record<string, numbe
     const adminRatio = bare !== undefined && admin !== undefined ? ` (${(admin.reqPerSec / bare.reqPerSec).toFixed(2)}×)` : '';
     lines.push(`| ${WORKLOAD_LABELS[w]} | ${fmt(bare)} | ${fmt(prep)} | ${fmt(user)} | **${ratio.toFixed(2)}×** (≥ ${TARGETS[w].toFixed(2)}) | ${fmt(admin)}${adminRatio} |${prevCell}`);
   }
+  lines.push(...fairTable(measured, of, fmt));
   lines.push(...cpuTable(of));
   lines.push(...policyTable(of, fmt));
   lines.push(...quotaTable(of, fmt));
@@ -91,6 +92,26 @@ export function formatReport(measured: Measured[], peakRss: Record<string, numbe
   lines.push('', `peak RSS (MB): ${Object.entries(peakRss).map(([k, v]) => `${k} ${v.toFixed(0)}`).join(', ')}`);
   lines.push(`req/s are medians of ${String(settings.rounds)} rounds of ${String(settings.durationS)} s after ${String(settings.warmupS)} s warm-up; wrk -t${String(settings.threads)} -c${String(settings.connections)}; commit ${String(settings.commit)}.`);
   return { text: lines.join('\n'), medians };
+}
+
+/**
+ * Against the fair baseline (issue 29): uWebSockets.js + pg with prepared statements and the
+ * same pool, so the ratio is Plinth's own overhead. Each round's ratio is taken within the
+ * round (both servers measured minutes apart), and the spread over rounds is shown.
+ */
+function fairTable(measured: Measured[], of: (t: TargetName, w: WorkloadName) => Median | undefined, fmt: (m: Median | undefined) => string): string[] {
+  if (!measured.some((m) => m.target === 'bare-uws')) return [];
+  const rows: string[] = [];
+  for (const w of ['W1', 'W2', 'W3'] as const) {
+    const perRound = [...new Set(measured.map((m) => m.round))].flatMap((round) => {
+      const at = (t: TargetName): Measured | undefined => measured.find((m) => m.round === round && m.target === t && m.workload === w);
+      const user = at('plinth-user');
+      const fair = at('bare-uws');
+      return user === undefined || fair === undefined ? [] : [user.reqPerSec / fair.reqPerSec];
+    });
+    rows.push(`| ${WORKLOAD_LABELS[w]} | ${fmt(of('bare-uws', w))} | ${fmt(of('plinth-user', w))} | **${median(perRound).toFixed(2)}×** | ${perRound.map((r) => r.toFixed(2)).join(' / ')} |`);
+  }
+  return ['', '| workload | bare uWS + pg, prepared (fair baseline) | Plinth, granted user | ratio (median) | ratio per round |', '|---|---:|---:|---:|---:|', ...rows];
 }
 
 /** W1P/W2P next to the same workload without policy and the bare baseline, all medians of this run. */

@@ -83,10 +83,13 @@ function startPlinth(databaseUrl: string, grpcPort: number, script = join(rootDi
   });
 }
 
-function startBaseline(databaseUrl: string, schema: string, prepared: boolean): Promise<ChildServer> {
+type BaselineKind = 'bare' | 'bare-prepared' | 'bare-uws';
+
+/** node:http with plain or prepared statements, or uWebSockets.js with prepared statements (the fair baseline). */
+function startBaseline(databaseUrl: string, schema: string, kind: BaselineKind): Promise<ChildServer> {
   return startNodeServer({
-    name: prepared ? 'bare-prepared' : 'bare', script: join(here, 'baseline-orders.js'), cwd: rootDir, host: HOST,
-    env: { DATABASE_URL: databaseUrl, BASELINE_SCHEMA: schema, PG_POOL_MAX: String(cfg.pool), BASELINE_PREPARED: prepared ? '1' : '0' },
+    name: kind, script: join(here, kind === 'bare-uws' ? 'baseline-orders-uws.js' : 'baseline-orders.js'), cwd: rootDir, host: HOST,
+    env: { DATABASE_URL: databaseUrl, BASELINE_SCHEMA: schema, PG_POOL_MAX: String(cfg.pool), BASELINE_PREPARED: kind === 'bare' ? '0' : '1' },
     unsetEnv: SERVER_ENV_UNSET, startTimeoutMs: 30_000, verbose: cfg.verbose,
   });
 }
@@ -128,7 +131,7 @@ async function main(): Promise<number> {
       notes.push(f.policySkipReason);
     }
 
-    const kinds: Array<'plinth' | 'plinth-quota' | 'plinth-previous' | 'bare' | 'bare-prepared'> = ['plinth', 'plinth-quota', 'bare', 'bare-prepared'];
+    const kinds: Array<'plinth' | 'plinth-quota' | 'plinth-previous' | BaselineKind> = ['plinth', 'plinth-quota', 'bare', 'bare-prepared', 'bare-uws'];
     if (!wanted('W1', 'W3')) kinds.splice(kinds.indexOf('plinth-quota'), 1);
     if (cfg.previousScript !== null) kinds.splice(1, 0, 'plinth-previous');
     if (cfg.only.targets !== null) for (let i = kinds.length - 1; i >= 0; i--) if (!cfg.only.targets.has(kinds[i]!)) kinds.splice(i, 1);
@@ -137,7 +140,7 @@ async function main(): Promise<number> {
       for (const kind of order) {
         current = kind === 'plinth' || kind === 'plinth-quota' ? await startPlinth(db.url, await freePort(HOST))
           : kind === 'plinth-previous' ? await startPlinth(db.url, await freePort(HOST), resolve(cfg.previousScript!))
-          : await startBaseline(db.url, schema, kind === 'bare-prepared');
+          : await startBaseline(db.url, schema, kind);
         const runs: Array<{ target: TargetName; workload: WorkloadName; script: string }> = [];
         let quotaIds: string[] = [];
         if (kind === 'plinth') {
