@@ -11,7 +11,8 @@ import type { OperationContract } from './types.js';
  */
 export function answerMismatch(contract: OperationContract, status: number, body: unknown): string | null {
   const out = contract.output;
-  if (status >= 300) return null;
+  // An upgrade's result is what the adapter needs to finish the handshake, not an HTTP answer.
+  if (status >= 300 || out.upgrade === true) return null;
   if (status !== out.status && status !== out.alsoStatus && !(out.conditional === true && status === 304)) return `status ${status}, declared ${out.status}`;
   if (out.body === undefined || out.mediaType !== undefined || out.sse !== undefined || status === 304) return null;
   const validate = validatorOf(out.body.name);
