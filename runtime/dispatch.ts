@@ -80,8 +80,9 @@ export async function dispatch(inv: Invocation, services: Services): Promise<Out
     const executed = hold === null ? await execute(ctx) : await executeHeld(ctx, hold);
     // Tests run with CHECK_ANSWERS: an answer its contract does not describe fails the test that met it.
     const { contract } = inv.operation;
-    // A streamed result (SSE, a graphql-ws subscription) has no body to check; its events are the stream's.
-    if (services.limits.checkAnswers === true && contract !== undefined && executed.stream === undefined) enforceAnswer(inv.operation.id, contract, executed.status, executed.body, services.limits.checkAnswersLog);
+    if (services.limits.checkAnswers === true && contract !== undefined) {
+      enforceAnswer(inv.operation.id, contract, executed.status, executed.body, executed.stream !== undefined, services.limits.checkAnswersLog);
+    }
     const result = deprecation === null ? executed : withDeprecation(executed, deprecation);
     // Usage: only what was executed consumes (runtime/usage/meter.ts), and the audit row carries it.
     const usage = usageOf(ctx, result);
