@@ -1,3 +1,4 @@
+import type { AuthoredPool } from './authored/types.js';
 import type { GrantPolicySet } from './policy/grant-policy.js';
 import type { SqlClient } from '../storage/index.js';
 import type { ApiKeyVerifier } from './identity/api-keys.js';
@@ -193,4 +194,11 @@ export interface Services {
   readonly routes?: RouteTable;
   /** This node's claim on the deployments it drives (runtime/deployments/deployment-lease.ts). Absent: one made from `nodeId` with the default TTL. */
   readonly deploymentLease?: DriverLease;
+  /** Authored code's sandbox pool (runtime/authored/). Absent: operations backed by handlers answer 503. */
+  readonly authored?: AuthoredServices;
+}
+
+/** What authored code needs of the node: the sandbox pool its invocations run in. */
+export interface AuthoredServices {
+  readonly pool: AuthoredPool;
 }

@@ -1,3 +1,5 @@
+import type { HandlerDef } from '../authored/types.js';
+
 /**
  * The canonical project model: what a user defines through /api/Schema.
  * Everything else (tables, operations, bindings, OpenAPI) is derived from it.
@@ -27,6 +29,11 @@ export interface EntityDef {
 export interface ProjectModel {
   /** Sorted by entityName so the model and its hash are deterministic. */
   entities: EntityDef[];
+  /**
+   * Authored-code handlers pinned by this publication (runtime/authored/types.ts), sorted by name.
+   * Absent when there are none, so a model without handlers hashes as it did before they existed.
+   */
+  handlers?: HandlerDef[];
 }
 
 export const EMPTY_MODEL: ProjectModel = { entities: [] };
