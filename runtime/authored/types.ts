@@ -65,6 +65,8 @@ export interface SandboxActor {
 
 /** Plain data the sandbox exposes as `ctx` members (besides the host calls). */
 export interface SandboxContext {
+  /** The handler's surface: `ctx.platform` exists only for a ManagementHandler. */
+  surface: HandlerSurface;
   id?: string;
   actor: SandboxActor;
   correlationId: string;
@@ -75,7 +77,9 @@ export interface SandboxContext {
 
 /**
  * A call from the sandbox to the host. `target` is a dotted path:
- * `db.<plural>.<method>`, `fetch`, `log.<level>`, `platform.<…>`.
+ * `db.<plural>.<method>` (`ctx.db.orders.list(…)`: any plural, the host answers
+ * NOT_FOUND for one the publication lacks), `fetch`, `log.<level>`,
+ * `platform.<area>.<method>` (ManagementHandler only).
  * Arguments and answers are JSON values (structured-clone safe).
  */
 export interface HostCall {

@@ -24,6 +24,7 @@ import { m0022 } from './0022-proposals-and-deployments.js';
 import { m0024 } from './0024-deployment-driver-lease.js';
 import { m0025 } from './0025-approvals-bound-to-head.js';
 import { m0026 } from './0026-source-assets.js';
+import { m0027 } from './0027-handler-bundles.js';
 
 /**
  * Platform tables, append-only list, one file per migration. Never edit a
@@ -56,5 +57,6 @@ export const MIGRATIONS: readonly Migration[] = [
   m0024,
   m0025,
   m0026,
+  m0027,
 ];
 export { PLATFORM_SCHEMA } from './migration.js';
