@@ -143,6 +143,20 @@ forEachBackend('authored evidence and usage', (backend: Backend) => {
     assert.equal(summary.body.data.find((q: any) => q.kind === 'authored.invocations.monthly')?.used, 2);
   });
 
+  it('a quota created after usage counts the usage already recorded (its counter loads authored.invocations for authored.invocations.monthly)', async () => {
+    const { ctx, c, projectId } = await context();
+    recordAuthoredInvocation(ctx, HANDLER, { ok: true, value: null, usage: USAGE });
+    recordAuthoredInvocation(ctx, HANDLER, { ok: true, value: null, usage: USAGE });
+    await flush();
+    expectStatus(await c.post(`/api/Usage/${projectId}/quotas`, { kind: 'authored.invocations.monthly', limit: 2, mode: 'hard' }), 201);
+    expectStatus(await c.post(`/api/Usage/${projectId}/quotas`, { kind: 'authored.cpu_ms.monthly', limit: 1_000, mode: 'monitor' }), 201);
+    const summary = await c.get(`/api/Usage/${projectId}/summary`);
+    expectStatus(summary, 200);
+    assert.deepEqual(summary.body.data.map((q: any) => [q.kind, q.used]), [['authored.invocations.monthly', 2], ['authored.cpu_ms.monthly', 26]]);
+    const refused = await admitAuthoredInvocation(ctx).then(() => null, (err: unknown) => err);
+    assert.ok(ServiceError.is(refused) && refused.code === 'QUOTA_EXCEEDED', String(refused));
+  });
+
   it('a hard authored.cpu_ms.monthly quota admits while a millisecond is left and counts the real milliseconds; a released admission counts nothing', async () => {
     const { ctx, c, projectId } = await context();
     expectStatus(await c.post(`/api/Usage/${projectId}/quotas`, { kind: 'authored.cpu_ms.monthly', limit: 20, mode: 'hard' }), 201);
