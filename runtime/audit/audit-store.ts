@@ -13,6 +13,18 @@ export interface AuditRecord {
   decision: string;
   reasonCode: string;
   status: number;
+  /** Rows authored code left (runtime/authored/evidence.ts): `stage: 'authored'` and the handler's fields. */
+  stage?: 'authored';
+  handler?: string;
+  sha256?: string;
+  outcome?: string;
+  cpuMs?: number;
+  wallMs?: number;
+  peakMemoryBytes?: number;
+  stack?: string;
+  level?: string;
+  message?: string;
+  fields?: Record<string, unknown>;
 }
 
 export interface AuditQuery {
@@ -23,28 +35,36 @@ export interface AuditQuery {
   operationId: string | null;
   decision: string | null;
   correlationId: string | null;
+  /** `authored`: only rows authored code left. */
+  stage: string | null;
   since: string | null;
   until: string | null;
   afterSeq: string | null;
   pageSize: number;
 }
 
-const COLUMNS = `seq, correlation_id AS "correlationId", at, actor, operation_id AS "operationId", decision, reason_code AS "reasonCode", status`;
-type Row = AuditRecord & { seq: string };
-const toRecord = ({ seq: _seq, ...r }: Row): AuditRecord => ({ ...r, status: Number(r.status) });
+const COLUMNS = `seq, correlation_id AS "correlationId", at, actor, operation_id AS "operationId", decision, reason_code AS "reasonCode", status, details->'authored' AS authored`;
+type Row = Omit<AuditRecord, 'stage'> & { seq: string; authored: Record<string, unknown> | string | null };
+const toRecord = ({ seq: _seq, authored, ...r }: Row): AuditRecord => {
+  const rec: AuditRecord = { ...r, status: Number(r.status) };
+  // PGlite and pg both parse jsonb; a driver handing back text is parsed here.
+  return authored === null || authored === undefined ? rec : { ...rec, ...(typeof authored === 'string' ? JSON.parse(authored) as object : authored) };
+};
 
 const DECISIONS = ['Allow', 'Deny', 'Mask', 'Challenge', 'Error'];
-const KEYS = ['reasonCode', 'actor', 'entity', 'operationId', 'decision', 'correlationId', 'since', 'until'];
+const KEYS = ['reasonCode', 'actor', 'entity', 'operationId', 'decision', 'correlationId', 'stage', 'since', 'until'];
+const STAGES = ['authored'];
 
 /**
  * The audit `filter` JSON: `{ reasonCode?, actor?, entity?, operationId?,
- * decision?, correlationId?, since?, until? }`, all strings. `entity` selects
+ * decision?, correlationId?, stage?, since?, until? }`, all strings (`stage`: `authored`). `entity` selects
  * operation ids `Entity.<E>.*`; `decision` is Allow, Deny, Mask, Challenge or Error.
  */
 export function parseAuditFilter(text: string | undefined): Omit<AuditQuery, 'afterSeq' | 'pageSize'> {
-  const out: Omit<AuditQuery, 'afterSeq' | 'pageSize'> = { reasonCode: null, actor: null, entity: null, operationId: null, decision: null, correlationId: null, since: null, until: null };
+  const out: Omit<AuditQuery, 'afterSeq' | 'pageSize'> = { reasonCode: null, actor: null, entity: null, operationId: null, decision: null, correlationId: null, stage: null, since: null, until: null };
   for (const [k, v] of Object.entries(parseFlatFilter(text, KEYS, 'audit'))) {
     if (k === 'decision' && !DECISIONS.includes(v)) throw validationFailed('Filter.InvalidValue', `'decision' must be one of ${DECISIONS.join(', ')}`, 'filter.decision');
+    if (k === 'stage' && !STAGES.includes(v)) throw validationFailed('Filter.InvalidValue', `'stage' must be one of ${STAGES.join(', ')}`, 'filter.stage');
     (out as unknown as Record<string, string>)[k] = v;
   }
   return out;
@@ -67,6 +87,7 @@ export async function listAudit(db: SqlExecutor, projectId: string, q: AuditQuer
   if (q.operationId !== null) add('operation_id = ?', q.operationId);
   if (q.decision !== null) add('decision = ?', q.decision);
   if (q.correlationId !== null) add('correlation_id = ?', q.correlationId);
+  if (q.stage === 'authored') where.push(`details->'authored' IS NOT NULL`);
   if (q.since !== null) add('at >= ?::timestamptz', q.since);
   if (q.until !== null) add('at < ?::timestamptz', q.until);
   if (q.afterSeq !== null) add('seq > ?::bigint', q.afterSeq);

@@ -16,6 +16,7 @@ import { accessPostSpec } from './explainability/access-post.js';
 import { EXPLAIN_READ_PLAN_SPEC } from './explainability/read-plan.js';
 import { EXPLAIN_API_SURFACE_SPEC } from './explainability/api-surface.js';
 import { EXPLAIN_PUBLICATION_SPECS } from './explainability/publication.js';
+import { EXPLAIN_AUTHORED_PUBLICATION_SPEC } from './explainability/authored-publication.js';
 import { VERSION_SPECS } from './control/version.js';
 import { VERSION_WRITE_SPECS } from './control/version-writes.js';
 import { ORGANIZATION_SPECS } from './control/organizations.js';
@@ -36,6 +37,7 @@ import { INBOUND_WEBHOOK_SPECS } from './webhooks/inbound.js';
 import { WEBHOOK_DIAGNOSTICS_SPECS } from './webhooks/diagnostics.js';
 import { REALTIME_SPECS } from './realtime/index.js';
 import { SOURCE_ASSET_SPECS } from './control/source-assets.js';
+import { AUTHORED_RUNTIME_SPECS } from './control/authored-runtime.js';
 import type { DeclaredSpec } from './types.js';
 
 /**
@@ -113,10 +115,11 @@ export const PLATFORM_OPERATIONS: readonly DeclaredSpec[] = [
   EXPLAIN_PUBLICATION_SPECS.latest,
   EXPLAIN_PUBLICATION_SPECS.version,
   EXPLAIN_PUBLICATION_SPECS.projectRuntime,
-  EXPLAIN_PUBLICATION_SPECS.authoredPublication,
+  EXPLAIN_AUTHORED_PUBLICATION_SPEC,
 
 
-  // Authored code: source assets.
+  // Authored code: source assets, the runtime (egress, workers).
   ...Object.values(SOURCE_ASSET_SPECS),
+  ...Object.values(AUTHORED_RUNTIME_SPECS),
 
 ];

@@ -10,6 +10,27 @@ export interface AuditDetails {
   requiredStrength?: string;
   /** The protocol of a request that did not come in over REST (`graphql`, …); REST rows leave it out. */
   protocol?: string;
+  /** A row authored code left (runtime/authored/evidence.ts, log.ts); absent on every other row. */
+  authored?: AuthoredAuditDetails;
+}
+
+/**
+ * What an authored-code row adds (CONTRACT "Sandbox and limits" → Evidence): `stage: 'authored'`,
+ * the handler and the exact bytes it ran. An invocation row adds how it ended and what it used
+ * (the stack of a thrown error is kept here, never in the answer); a `ctx.log` row its line.
+ */
+export interface AuthoredAuditDetails {
+  stage: 'authored';
+  handler: string;
+  sha256: string;
+  outcome?: string;
+  cpuMs?: number;
+  wallMs?: number;
+  peakMemoryBytes?: number;
+  stack?: string;
+  level?: 'info' | 'warn' | 'error';
+  message?: string;
+  fields?: Record<string, unknown>;
 }
 
 /**

@@ -4,13 +4,25 @@
  * counter can roll over (calendar windows: one bucket, the window itself;
  * rolling windows: minute or hour buckets, docs/usage.md "Quotas").
  */
-export const QUOTA_KINDS = ['read.monthly', 'write.monthly', 'realtime.subscriptions', 'webhook.deliveries.monthly'] as const;
+export const QUOTA_KINDS = ['read.monthly', 'write.monthly', 'realtime.subscriptions', 'webhook.deliveries.monthly', 'authored.invocations.monthly', 'authored.cpu_ms.monthly'] as const;
 export type QuotaKind = (typeof QUOTA_KINDS)[number];
+
+/**
+ * The usage event kind a quota kind counts, where they differ. The first kinds were named
+ * alike (`read.monthly` is both); CONTRACT names later usage without the window
+ * (`authored.invocations`, counted by the quota kind `authored.invocations.monthly`), so a
+ * counter loading its window's usage asks the ledger for the usage kind.
+ */
+const USAGE_KIND_OF: Readonly<Record<string, string>> = {
+  'authored.invocations.monthly': 'authored.invocations',
+  'authored.cpu_ms.monthly': 'authored.cpu_ms',
+};
+export const usageKindOf = (quotaKind: string): string => USAGE_KIND_OF[quotaKind] ?? quotaKind;
 /**
  * Kinds counted over a window by the ledger's counters: reads and writes in dispatch's quota stage,
  * webhook delivery attempts in the outbound dispatcher (`QuotaLedger.admitWork`).
  */
-export const ENFORCED_KINDS: ReadonlySet<string> = new Set(['read.monthly', 'write.monthly', 'webhook.deliveries.monthly']);
+export const ENFORCED_KINDS: ReadonlySet<string> = new Set(['read.monthly', 'write.monthly', 'webhook.deliveries.monthly', 'authored.invocations.monthly', 'authored.cpu_ms.monthly']);
 
 /**
  * Kinds that bound what is open at once rather than what was consumed in a window: a
@@ -96,8 +108,8 @@ export function parseWindow(name: string): QuotaWindow | null {
   return w;
 }
 
-/** `read.monthly` → `Quota.ReadMonthly.Exhausted` (CONTRACT's reason codes). */
+/** `read.monthly` → `Quota.ReadMonthly.Exhausted` (CONTRACT's reason codes); `authored.cpu_ms.monthly` → `Quota.AuthoredCpuMsMonthly.Exhausted`. */
 export function exhaustedReason(kind: string): string {
-  const pascal = kind.split('.').map((p) => p.charAt(0).toUpperCase() + p.slice(1)).join('');
+  const pascal = kind.split(/[._]/).map((p) => p.charAt(0).toUpperCase() + p.slice(1)).join('');
   return `Quota.${pascal}.Exhausted`;
 }

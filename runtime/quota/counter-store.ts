@@ -1,4 +1,5 @@
 import { PLATFORM_SCHEMA as S, type SqlExecutor } from '../../storage/index.js';
+import { usageKindOf } from './catalog.js';
 
 /** One bucket of one quota's counter, as persisted in `quota_usage`. */
 export interface BucketUsage {
@@ -35,7 +36,7 @@ export async function loadBuckets(
   const events = await db.query<{ minute: string | number; quantity: string | number }>(
     `SELECT floor(extract(epoch FROM at) / 60)::bigint AS minute, sum(quantity)::bigint AS quantity FROM ${S}.usage_ledger
       WHERE project_id = $1 AND kind = $2 AND at >= $3 AND ($4::jsonb IS NULL OR dimensions @> $4::jsonb) GROUP BY 1`,
-    [q.projectId, q.kind, new Date(from), dims],
+    [q.projectId, usageKindOf(q.kind), new Date(from), dims],
   );
   const fromEvents = new Map<number, number>();
   for (const r of events.rows) {

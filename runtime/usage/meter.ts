@@ -4,10 +4,10 @@ import type { UsageEvent } from '../services.js';
 import { actualUnits, meteredOf } from '../quota/units.js';
 
 /** Quota kinds metered by the platform (CONTRACT: Usage and quotas). */
-export const USAGE_KINDS = ['read.monthly', 'write.monthly', 'realtime.subscriptions', 'webhook.deliveries.monthly'] as const;
+export const USAGE_KINDS = ['read.monthly', 'write.monthly', 'realtime.subscriptions', 'webhook.deliveries.monthly', 'authored.invocations', 'authored.cpu_ms'] as const;
 
 /** The kinds a dispatched operation's audit row can carry (usage-store.ts lists them per kind). */
-export const AUDITED_USAGE_KINDS = ['read.monthly', 'write.monthly', 'realtime.subscriptions'] as const;
+export const AUDITED_USAGE_KINDS = ['read.monthly', 'write.monthly', 'realtime.subscriptions', 'authored.invocations'] as const;
 
 /** Operations that open a realtime subscription (WebSocket `subscribe`, SSE). */
 const SUBSCRIBE_OPERATIONS = new Set(['Realtime.Subscribe', 'Realtime.Sse']);

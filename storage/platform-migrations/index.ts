@@ -25,6 +25,7 @@ import { m0024 } from './0024-deployment-driver-lease.js';
 import { m0025 } from './0025-approvals-bound-to-head.js';
 import { m0026 } from './0026-source-assets.js';
 import { m0027 } from './0027-handler-bundles.js';
+import { m0028 } from './0028-authored-egress.js';
 
 /**
  * Platform tables, append-only list, one file per migration. Never edit a
@@ -58,5 +59,6 @@ export const MIGRATIONS: readonly Migration[] = [
   m0025,
   m0026,
   m0027,
+  m0028,
 ];
 export { PLATFORM_SCHEMA } from './migration.js';

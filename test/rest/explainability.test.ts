@@ -264,9 +264,11 @@ forEachBackend('explainability', (backend: Backend) => {
     const alias = await reader.get('/api/Explainability/project-runtime');
     expectStatus(alias, 200);
     assert.deepEqual({ ...alias.body.data }, { ...rt.body.data });
-    const authored = await reader.get('/api/Explainability/authoredPublication');
+    // An authored-code route (CONTRACT "Authored code"): the platform admin only, control-plane envelope (test/authored/explain.test.ts).
+    expectStatus(await reader.get('/api/Explainability/authoredPublication'), 403);
+    const authored = await admin.get('/api/Explainability/authoredPublication');
     expectStatus(authored, 200);
-    assert.deepEqual(authored.body.data.artifacts, []);
+    assert.deepEqual(authored.body.data, { publicationVersion, handlers: [] });
     const surface = await reader.get('/api/Explainability/surface');
     expectStatus(surface, 200);
     assert.ok((surface.body.data.surfaces as Json[]).some((s) => s.surfaceKind === 'ExplainabilitySurface' && s.ordinal === 121));

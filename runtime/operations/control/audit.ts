@@ -30,7 +30,7 @@ export const AUDIT_SPECS = {
     routes: [{ method: 'GET', path: 'audit' }],
     query: {
       filter: {
-        description: 'Audit filter JSON (`reasonCode`, `actor`, `entity`, `operationId`, `decision`, `correlationId`, `since`, `until`).',
+        description: 'Audit filter JSON (`reasonCode`, `actor`, `entity`, `operationId`, `decision`, `correlationId`, `stage`, `since`, `until`).',
         schema: { type: 'string', contentMediaType: 'application/json', contentSchema: AUDIT_FILTER },
       },
     },

@@ -75,7 +75,8 @@ function toRecord(r: Row): DecisionRecord {
  */
 export async function findDecision(db: SqlExecutor, actor: Actor, correlationId: string): Promise<DecisionRecord | null> {
   const params: unknown[] = [correlationId];
-  let where = 'correlation_id = $1';
+  // Rows authored code left under the request's correlation id are not the request's decision.
+  let where = `correlation_id = $1 AND details->'authored' IS NULL`;
   if (actor.kind !== 'admin') {
     params.push(actor.label);
     where += ` AND actor = $${params.length}`;

@@ -5,6 +5,8 @@
 import { dateTimeSchema, FILTER_DESCRIPTION } from '../../publication/openapi-components.js';
 import { defineSchemas, type Json } from '../contract/index.js';
 import { dataSingle } from '../envelope-schemas.js';
+import { controlEnvelope } from '../control/control-schemas.js';
+import { HANDLER_SURFACES } from '../../authored/types.js';
 
 const str = (description?: string): Json => (description === undefined ? { type: 'string' } : { type: 'string', description });
 const strings = (description?: string): Json => ({ type: 'array', items: { type: 'string' }, ...(description === undefined ? {} : { description }) });
@@ -97,7 +99,15 @@ export const EXPLAIN_SCHEMAS = defineSchemas({
     publicationVersion: int64,
     surfaces: { type: 'array', items: { type: 'object', required: ['surfaceKind', 'ordinal', 'surfaceName', 'enabled'], properties: { surfaceKind: str(), ordinal: { type: 'integer' }, surfaceName: str(), enabled: { type: 'boolean' } } } },
   }, 'The capability surfaces the project is exposed through.')),
-  ExplainAuthoredPublication: dataSingle(obj(['publicationVersion', 'artifacts'], {
-    publicationVersion: int64, artifacts: { type: 'array', items: { type: 'object' } }, reason: str(),
-  }, 'Authored artifacts bound to the publication.')),
+  /** CONTRACT "Authored code": the control-plane envelope, like every authored-code route. */
+  ExplainAuthoredPublication: controlEnvelope('Explainability', 'read', obj(['publicationVersion', 'handlers'], {
+    publicationVersion: int64,
+    handlers: {
+      type: 'array', description: 'The handlers the publication pins, by name.',
+      items: obj(['name', 'surface', 'source', 'sha256', 'bindings'], {
+        name: str(), surface: { type: 'string', enum: [...HANDLER_SURFACES] }, source: str('The source-asset path it was compiled from.'),
+        sha256: str('Hex digest of the source bytes the publication pinned.'), bindings: strings('Ids of the exposure bindings that reach its operation (none for a background handler).'),
+      }, 'One handler of the publication.'),
+    },
+  }, 'Authored code bound to the publication.')),
 });

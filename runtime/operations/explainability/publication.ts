@@ -132,19 +132,6 @@ export const EXPLAIN_PUBLICATION_SPECS = {
     });
   }),
 
-  /** `GET /api/Explainability/authoredPublication`: authored artifacts bound to the publication (none: no authored runtime yet). */
-  authoredPublication: explainOp('Explainability.AuthoredPublication', {
-    summary: 'Authored artifacts bound to the publication', routes: [{ method: 'GET', path: 'Explainability/authoredPublication' }],
-    output: { status: 200, body: S.ExplainAuthoredPublication }, errors: READ_ERRORS,
-  }, async (ctx) => {
-    const pub = ctx.scope!.publication;
-    return single(ctx, {
-      publicationVersion: pub.version,
-      artifacts: [],
-      reason: 'no authored code is bound to this publication: this platform runs no authored execution surfaces yet',
-    });
-  }),
-
   /** `GET /api/Explainability/surface`: the capability surfaces through which this project's publication is exposed. */
   surface: explainOp('Explainability.Surface', {
     summary: 'The capability surfaces of the project', routes: [{ method: 'GET', path: 'Explainability/surface' }],
