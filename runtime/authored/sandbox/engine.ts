@@ -1,0 +1,63 @@
+/**
+ * The QuickJS engines of one worker thread: one wasm module per memory cap,
+ * each instantiated on its own `WebAssembly.Memory` whose `maximum` is the cap.
+ * That memory is the hard limit: QuickJS's own `setMemoryLimit` is not one in
+ * this build (it cannot see most allocation sizes, ENVIRONMENT.md), so it is
+ * only set as an early, soft signal. A module whose invocation ran out of
+ * memory or aborted is thrown away and the next invocation gets a new one.
+ *
+ * The SYNC release variant: the asyncify one corrupts its state on two awaited
+ * host calls; host calls here return QuickJS promises settled by the worker.
+ */
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { newQuickJSWASMModuleFromVariant, newVariant, RELEASE_SYNC, type QuickJSWASMModule } from 'quickjs-emscripten';
+
+const MiB = 1024 * 1024;
+const WASM_PAGE = 64 * 1024;
+/** The module's own minimum memory (its static data, stack and first heap): 256 pages. */
+const MIN_PAGES = 256;
+/** Modules kept per worker: the surfaces' two defaults plus two custom caps; the least recently used goes first. */
+const MAX_MODULES = 4;
+
+export interface Engine {
+  readonly module: QuickJSWASMModule;
+  readonly memory: WebAssembly.Memory;
+  readonly memoryMiB: number;
+}
+
+// Compiled once per thread; instantiating it again (a new cap, a discarded module) costs ~6 ms, compiling ~4 ms more.
+const require = createRequire(createRequire(import.meta.url).resolve('quickjs-emscripten'));
+const wasm = new WebAssembly.Module(readFileSync(require.resolve('@jitl/quickjs-wasmfile-release-sync/wasm')));
+
+// Insertion order is recency: a use moves the cap to the end.
+const engines = new Map<number, Promise<Engine>>();
+
+/** Pages of the engine's memory for a cap: the whole wasm memory (heap, engine stack, static data) stays within it, never below the module's minimum. */
+export function pagesFor(memoryMiB: number): number {
+  return Math.max(MIN_PAGES, Math.floor((memoryMiB * MiB) / WASM_PAGE));
+}
+
+async function create(memoryMiB: number): Promise<Engine> {
+  const memory = new WebAssembly.Memory({ initial: MIN_PAGES, maximum: pagesFor(memoryMiB) });
+  const module = await newQuickJSWASMModuleFromVariant(newVariant(RELEASE_SYNC, { wasmModule: wasm, wasmMemory: memory }));
+  return { module, memory, memoryMiB };
+}
+
+export function engineFor(memoryMiB: number): Promise<Engine> {
+  let e = engines.get(memoryMiB);
+  if (e === undefined) {
+    e = create(memoryMiB);
+    e.catch(() => { if (engines.get(memoryMiB) === e) engines.delete(memoryMiB); });
+    if (engines.size >= MAX_MODULES) engines.delete(engines.keys().next().value as number);
+  } else {
+    engines.delete(memoryMiB);
+  }
+  engines.set(memoryMiB, e);
+  return e;
+}
+
+/** Forgets the module of a cap (out of memory, aborted): the next invocation gets a new one, and the old memory goes with its last reference. */
+export function discard(memoryMiB: number): void {
+  engines.delete(memoryMiB);
+}
