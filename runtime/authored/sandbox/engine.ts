@@ -20,7 +20,7 @@ import { newQuickJSWASMModuleFromVariant, newVariant, RELEASE_SYNC, type Customi
 
 const MiB = 1024 * 1024;
 const WASM_PAGE = 64 * 1024;
-/** The module's own minimum memory (its static data, stack and first heap): 256 pages. */
+/** The module's own minimum memory (its static data, stack and first heap): 256 pages, 16 MiB. */
 const MIN_PAGES = 256;
 /** Modules kept per worker: the surfaces' two defaults plus two custom caps; the least recently used goes first. */
 const MAX_MODULES = 4;
@@ -44,7 +44,11 @@ export function pagesFor(memoryMiB: number): number {
 }
 
 async function create(memoryMiB: number): Promise<Engine> {
-  const memory = new WebAssembly.Memory({ initial: MIN_PAGES, maximum: pagesFor(memoryMiB) });
+  // Never grown: quickjs-emscripten 0.32 keeps typed-array views of the heap across engine calls (newPromise,
+  // executePendingJobs), and a growth in between detaches them (measured: "Cannot perform %TypedArray%.prototype.values
+  // on a detached ArrayBuffer" at the 1,700th pending host call). Untouched pages cost no resident memory.
+  const pages = pagesFor(memoryMiB);
+  const memory = new WebAssembly.Memory({ initial: pages, maximum: pages });
   // The engine's own stderr lines ("Aborted(...)") would reach the node's log unstructured; an abort is seen as the exception it throws.
   const quiet = { print: () => {}, printErr: () => {} } as unknown as NonNullable<CustomizeVariantOptions['emscriptenModule']>;
   const module = await newQuickJSWASMModuleFromVariant(newVariant(RELEASE_SYNC, { wasmModule: wasm, wasmMemory: memory, emscriptenModule: quiet }));
@@ -62,6 +66,22 @@ export function engineFor(memoryMiB: number): Promise<Engine> {
   }
   engines.set(memoryMiB, e);
   return e;
+}
+
+/**
+ * The highest heap address the module has written, to 4 KiB: the memory
+ * starts zeroed and QuickJS's allocator takes it from the bottom up, so the
+ * first non-zero word from the top (one word per 4 KiB, ~16,000 reads for
+ * 64 MiB, well under a millisecond) marks it. Memory a handler zero-filled at the
+ * very top (an ArrayBuffer) is not seen.
+ */
+export function highWater(engine: Engine): number {
+  const words = new BigUint64Array(engine.memory.buffer);
+  const step = 4096 / 8;
+  for (let i = words.length - step; i >= 0; i -= step) {
+    if (words[i] !== 0n || words[i + step - 1] !== 0n) return (i + step) * 8;
+  }
+  return 0;
 }
 
 /** Forgets the module of a cap (out of memory, aborted): the next invocation gets a new one, and the old memory goes with its last reference. */

@@ -5,30 +5,46 @@
  * made is answered.
  *
  * Limits are enforced by the engine, never sampled from outside:
- * - CPU: the interrupt handler adds up the time this thread spends inside the
- *   engine (each evalCode/callFunction/executePendingJobs/resolve slice). Node
- *   20 has no per-thread CPU clock, so `cpuMs` is that time, measured with the
- *   thread's monotonic clock; it excludes time spent waiting for host answers.
+ * - CPU: `cpuMs` is the worker thread's CPU time during the invocation, read
+ *   from Linux's per-thread clock (thread-cpu.ts); where there is none, the
+ *   time the thread spent inside the engine (each evalCode/callFunction/
+ *   executePendingJobs/resolve slice). The interrupt handler first adds up
+ *   time inside the engine on the monotonic clock, which can only overstate
+ *   CPU; once that passes the limit it asks the thread's CPU clock (at most
+ *   once a millisecond) and stops the guest when that passes too. Measured:
+ *   on two cores at load 12, the monotonic clock alone stopped a 50 ms loop at
+ *   up to 66 ms, the time the thread sat descheduled counted as CPU.
  * - Wall clock: the same handler checks the deadline while guest code runs, and
  *   a timer ends the wait for host answers at the deadline.
  * - Memory: the engine's capped wasm memory (engine.ts); running out shows as
  *   QuickJS's InternalError "out of memory" or an engine abort.
+ * - Usage: `peakMemoryBytes` is the engine heap's high-water (engine.ts
+ *   highWater), at least this invocation's peak; see RECYCLE_BYTES.
  * - Stack: QuickJS's stack limit turns deep recursion into a RangeError-like
  *   InternalError "stack overflow", which is an ordinary throw.
  */
 import { Buffer } from 'node:buffer';
 import type { QuickJSContext, QuickJSDeferredPromise, QuickJSHandle, QuickJSRuntime } from 'quickjs-emscripten';
 import { MAX_RESULT_BYTES, type HostAnswer, type InvokeFailure, type InvokeOutcome } from '../types.js';
-import { discard, engineFor, type Engine } from './engine.js';
+import { discard, engineFor, highWater, type Engine } from './engine.js';
 import { PRELUDE } from './prelude.js';
 import { HOST_CALL_LIMIT_ERROR, MAX_HOST_CALLS, MAX_HOST_CALLS_IN_FLIGHT, type AnswerMessage, type SandboxTask, type WorkerMessage } from './protocol.js';
 import { refuseTarget } from './targets.js';
+import { threadCpuMs } from './thread-cpu.js';
 
 const MiB = 1024 * 1024;
 /** QuickJS's own stack limit; well inside the engine's wasm stack, so overflow is QuickJS's error and never a wasm trap. */
 const STACK_BYTES = 256 * 1024;
 /** The bundle's global (esbuild `iife`, `globalName`). */
 const BUNDLE_GLOBAL = '__plinthHandler';
+/**
+ * A module whose heap high-water passed this is replaced after the invocation:
+ * its memory goes back, and every invocation starts on a module below it, so
+ * `peakMemoryBytes` above it is the invocation's own.
+ */
+const RECYCLE_BYTES = 16 * MiB;
+/** A throw with the heap this close to the cap is the cap (QuickJS may throw `null` when even its error cannot be allocated). */
+const NEAR_CAP_BYTES = MiB;
 
 type Limit = 'cpu' | 'wall' | 'memory';
 /** What the prelude's `run` settles with (prelude.ts `finish`/`describe`). */
@@ -46,8 +62,11 @@ export async function runInvocation(task: SandboxTask): Promise<InvokeOutcome> {
 }
 
 class Invocation {
-  private cpuMs = 0;
+  /** Time inside the engine (the monotonic clock): an upper bound of the guest's CPU. */
+  private engineMs = 0;
   private sliceStart = 0;
+  private readonly threadCpuAtStart = threadCpuMs();
+  private lastCpuCheck = 0;
   private hit: Limit | null = null;
   private readonly startedAt = performance.now();
   private readonly deadline: number;
@@ -61,6 +80,7 @@ class Invocation {
   /** Every unanswered call: sent, queued, or refused here and answered on the next turn. */
   private readonly pending = new Map<number, { d: QuickJSDeferredPromise; posted: boolean }>();
   private readonly answers: AnswerMessage[] = [];
+  private answersHead = 0;
   private wake: (() => void) | null = null;
 
   constructor(private readonly task: SandboxTask, private readonly engine: Engine) {
@@ -104,9 +124,13 @@ class Invocation {
       port.close();
       if (!tryDispose(rt)) broken = true;
     }
-    if (failure?.kind === 'memoryLimit') broken = true;
+    const peak = highWater(this.engine);
+    if (failure?.kind === 'threw' && peak >= this.engine.memory.buffer.byteLength - NEAR_CAP_BYTES) failure = { kind: 'memoryLimit' };
+    if (failure?.kind === 'memoryLimit' || peak > RECYCLE_BYTES) broken = true;
     if (broken) discard(this.engine.memoryMiB);
-    const usage = { cpuMs: round(this.cpuMs), wallMs: round(performance.now() - this.startedAt), peakMemoryBytes: this.engine.memory.buffer.byteLength };
+    const threadCpu = threadCpuMs();
+    const cpuMs = this.threadCpuAtStart === null || threadCpu === null ? this.engineMs : threadCpu - this.threadCpuAtStart;
+    const usage = { cpuMs: round(cpuMs), wallMs: round(performance.now() - this.startedAt), peakMemoryBytes: peak };
     return failure === null ? { ok: true, value, usage } : { ok: false, failure, usage };
   }
 
@@ -150,7 +174,7 @@ class Invocation {
         // Settled and every host call answered: done. Pending with nothing in flight: no timer or host call
         // can ever settle it (the sandbox has no timers), so it is the wall-clock limit now rather than later.
         if (idle) return settled === null ? { ok: false, failure: { kind: 'wallClockLimit' } } : fromGuest(settled);
-        if (this.answers.length === 0) await this.nextAnswer();
+        if (this.answersHead === this.answers.length) await this.nextAnswer();
         if (this.expired) return { ok: false, failure: { kind: 'wallClockLimit' } };
       }
     } finally {
@@ -190,8 +214,9 @@ class Invocation {
   }
 
   private deliverAnswers(vm: QuickJSContext): void {
-    while (this.answers.length > 0) {
-      const { id, answer } = this.answers.shift()!;
+    while (this.answersHead < this.answers.length) {
+      const { id, answer } = this.answers[this.answersHead++]!;
+      if (this.answersHead === this.answers.length) this.answers.length = this.answersHead = 0;
       const p = this.pending.get(id);
       if (p === undefined) continue;
       this.pending.delete(id);
@@ -227,16 +252,26 @@ class Invocation {
     try {
       return fn();
     } finally {
-      this.cpuMs += performance.now() - this.sliceStart;
+      this.engineMs += performance.now() - this.sliceStart;
     }
   }
 
   private interrupt(): boolean {
     if (this.hit !== null) return true;
     const now = performance.now();
-    if (this.cpuMs + (now - this.sliceStart) > this.task.limits.cpuMs) this.hit = 'cpu';
-    else if (now > this.deadline) this.hit = 'wall';
+    if (now > this.deadline) this.hit = 'wall';
+    else if (this.engineMs + (now - this.sliceStart) > this.task.limits.cpuMs && now - this.lastCpuCheck >= 1) {
+      this.lastCpuCheck = now;
+      if (this.cpuUsed(now) > this.task.limits.cpuMs) this.hit = 'cpu';
+    }
     return this.hit !== null;
+  }
+
+  /** CPU used so far: the thread's clock, or time inside the engine where there is none. */
+  private cpuUsed(now: number): number {
+    const cpu = this.threadCpuAtStart === null ? null : threadCpuMs();
+    if (cpu === null || this.threadCpuAtStart === null) return this.engineMs + (this.sliceStart > 0 && now > this.sliceStart ? now - this.sliceStart : 0);
+    return cpu - this.threadCpuAtStart;
   }
 
   /** An exception out of a guest slice: a limit the engine enforced, or a throw. */

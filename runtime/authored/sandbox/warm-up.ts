@@ -32,4 +32,12 @@ export async function warmUp(): Promise<void> {
     });
     port1.close();
   }
+  // Once through the interrupt path too, so a first runaway stops as promptly as later ones.
+  const { port1, port2 } = new MessageChannel();
+  await runInvocation({
+    code: 'var __plinthHandler = { default: () => { for (;;) {} } };', exportName: 'default', inputJson: 'null',
+    ctx: { surface: 'CoreHandler', actor: { subjectId: null, roles: [], claims: {} }, correlationId: 'warm-up', publicationVersion: 0 },
+    limits: { ...DEFAULT_LIMITS.CoreHandler, cpuMs: 5 }, port: port2,
+  });
+  port1.close();
 }
