@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { availableParallelism } from 'node:os';
 import type { LogLevel } from '../runtime/log.js';
 import { PGLITE_DEFAULT_SHARED_BUFFERS_MB } from '../storage/index.js';
 import { DEFAULT_GRAPHQL_REQUEST_TIMEOUT_MS } from '../runtime/graphql/request-budget.js';
@@ -145,6 +146,8 @@ export interface NodeConfig {
   passwordHashCost: number;
   /** REFRESH_REUSE_GRACE_MS: how long a just-rotated refresh token still answers with its successor. Default 10000; 0 disables. */
   refreshReuseGraceMs: number;
+  /** AUTHORED_WORKERS: worker threads of the sandbox pool authored code runs in (CONTRACT "Sandbox and limits"). Default: the number of cores. */
+  authoredWorkers: number;
 }
 
 /** WEBAUTHN_RP_ID and WEBAUTHN_ORIGIN; every origin must be an http(s) origin (no path). */
@@ -295,6 +298,7 @@ export function parseConfig(env: NodeJS.ProcessEnv = process.env): NodeConfig {
     passwordHashQueue: env.PASSWORD_HASH_QUEUE === undefined || env.PASSWORD_HASH_QUEUE === '' ? null : int(env, 'PASSWORD_HASH_QUEUE', 0, 0, 100_000),
     passwordHashCost: int(env, 'PASSWORD_HASH_COST', DEFAULT_HASH_COST, MIN_HASH_COST, MAX_HASH_COST),
     refreshReuseGraceMs: int(env, 'REFRESH_REUSE_GRACE_MS', 10_000, 0, 300_000),
+    authoredWorkers: int(env, 'AUTHORED_WORKERS', availableParallelism(), 1, 256),
   };
 }
 

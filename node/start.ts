@@ -57,6 +57,7 @@ import { apiKeyOwner, sessionConnections } from '../runtime/realtime/session-con
 import { ActorControlPlane } from './actor-gateway.js';
 import { NodeState } from './node-state.js';
 import { secureDataDir } from './data-dir.js';
+import { createSandboxPool } from '../runtime/authored/sandbox/index.js';
 
 export interface RunningNode {
   url: string;
@@ -211,6 +212,8 @@ export async function startNode(config: NodeConfig): Promise<RunningNode> {
     slots: new StreamSlots({ perActor: config.realtimeMaxSubscriptionsPerActor, perNode: config.maxStreamsPerNode }),
     pages: pageQueueFor(db.backend, config.streamPageConcurrency, () => inFlight.count > 0),
   };
+  // Worker threads start (and warm their engines) now, so a first handler invocation does not wait for them.
+  const authoredPool = createSandboxPool({ workers: config.authoredWorkers, log: log.child({ part: 'authored-sandbox' }) });
   const services: Services = {
     db, log, nodeId: config.nodeId, deploymentLease,
     adminTokenDigest: createHash('sha256').update(admin.token).digest(),
@@ -225,6 +228,7 @@ export async function startNode(config: NodeConfig): Promise<RunningNode> {
     routes: { resolve: route, list: () => STATIC_ROUTES.map((r) => ({ method: r.method, path: r.path, operationId: r.spec.id, authn: r.spec.authn })), declared: () => PLATFORM_OPERATIONS },
     identity: { refreshReuseGraceMs: config.refreshReuseGraceMs, throttle: new LoginThrottle(config.loginThrottle), federationAllowPrivateIssuers: config.federationAllowPrivateIssuers, webauthn: config.webauthn },
     streams,
+    authored: { pool: authoredPool },
     realtime: new RealtimeHub({
       db, log, tail: eventTail, streams: streams.slots,
       limits: {
@@ -243,6 +247,7 @@ export async function startNode(config: NodeConfig): Promise<RunningNode> {
   try {
     http = await startHttpServer(services, config.host, config.port, { maxBodyBytes: config.maxBodyBytes, maxUploadBytes: config.maxUploadBytes, maxResponseBytes: config.maxResponseBytes, corsOrigin: config.corsOrigin, realtimeMaxBufferedBytes: config.realtimeMaxBufferedBytes }, inFlight);
   } catch (err) {
+    await authoredPool.close();
     await actors.stop();
     await cluster?.conn.close();
     await db.close();
@@ -253,6 +258,7 @@ export async function startNode(config: NodeConfig): Promise<RunningNode> {
     grpc = await startGrpcServer(services, config.host, config.grpcPort, { maxMessageBytes: config.maxBodyBytes });
   } catch (err) {
     http.close();
+    await authoredPool.close();
     await actors.stop();
     await cluster?.conn.close();
     await db.close();
@@ -266,6 +272,7 @@ export async function startNode(config: NodeConfig): Promise<RunningNode> {
       http.close();
       await grpc.stop(0);
       services.realtime?.close();
+      await authoredPool.close();
       cluster.bus.close();
       await actors.stop();
       await cluster.conn.close();
@@ -300,6 +307,8 @@ export async function startNode(config: NodeConfig): Promise<RunningNode> {
       await webhooks.stop();
       retention.stop();
       usageRollup.stop();
+      // Requests have drained, so no handler is running: the sandbox workers end.
+      await authoredPool.close();
       // Deployments this node drives are reverted now (docs/proposals-and-deployments.md "Recovery").
       await deploymentRecovery.stop().catch((err: unknown) => log.warn('deployments not reverted at stop; another node reverts them after the lease', { error: err instanceof Error ? err.message : String(err) }));
       // Quota budget leases go back to their owners while the actors still run.

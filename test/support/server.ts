@@ -87,6 +87,8 @@ export async function startServer(opts: StartOptions = {}): Promise<TestServer> 
     // Suites register and log in hundreds of users: the test-only cost (2^14, not 2^17) keeps them fast.
     // A test of the default cost passes PASSWORD_HASH_COST: '17' in `env`.
     PASSWORD_HASH_COST: TEST_PASSWORD_HASH_COST,
+    // One sandbox worker per test node: suites start many nodes on a small machine; a suite that needs more passes AUTHORED_WORKERS in `env`.
+    AUTHORED_WORKERS: '1',
     // Every REST answer of a declared operation is checked against its declared schema (a mismatch answers 500).
     CHECK_ANSWERS: 'true',
     ...(process.env.CHECK_ANSWERS_LOG === undefined ? {} : { CHECK_ANSWERS_LOG: process.env.CHECK_ANSWERS_LOG }),

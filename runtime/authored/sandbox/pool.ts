@@ -1,0 +1,116 @@
+/**
+ * The sandbox pool (CONTRACT "Sandbox and limits"): a piscina pool of worker
+ * threads, one invocation per worker at a time, each in a fresh QuickJS
+ * sandbox (invocation.ts). This side forwards the sandbox's host calls to the
+ * request's HostBridge over a MessagePort, and holds the one limit a worker
+ * cannot enforce on itself: a worker that stops answering (its loop wedged)
+ * is killed by aborting its task a grace period after its wall-clock limit.
+ */
+import { MessageChannel } from 'node:worker_threads';
+import { Piscina } from 'piscina';
+import type { Logger } from '../../log.js';
+import type { AuthoredPool, HostAnswer, HostBridge, InvokeOutcome, InvokeRequest } from '../types.js';
+import type { AnswerMessage, SandboxTask, WorkerMessage } from './protocol.js';
+
+/** How long past its wall-clock limit a silent worker is given before it is terminated. */
+export const BACKSTOP_GRACE_MS = 2_000;
+/** The longest a replaced or closing pool waits for its invocations: the longest wall-clock limit (60 s) and the grace. */
+const CLOSE_TIMEOUT_MS = 60_000 + BACKSTOP_GRACE_MS;
+
+export interface SandboxPoolOptions {
+  workers: number;
+  log?: Logger;
+}
+
+export function createSandboxPool(opts: SandboxPoolOptions): AuthoredPool {
+  const workers = Math.max(1, Math.floor(opts.workers));
+  const filename = new URL('./worker.js', import.meta.url).href;
+  const start = (): Piscina<SandboxTask, InvokeOutcome> => {
+    const p = new Piscina<SandboxTask, InvokeOutcome>({
+      filename, minThreads: workers, maxThreads: workers, concurrentTasksPerWorker: 1,
+      idleTimeout: Number.POSITIVE_INFINITY, closeTimeout: CLOSE_TIMEOUT_MS, recordTiming: false,
+    });
+    // piscina reports a close that timed out as 'error'; unheard, an EventEmitter error would throw.
+    p.on('error', (err: unknown) => opts.log?.warn('sandbox pool error', { error: err instanceof Error ? err.message : String(err) }));
+    return p;
+  };
+  let current = start();
+  const retiring = new Set<Promise<void>>();
+  let closed = false;
+
+  const retire = (p: Piscina): void => {
+    const done = p.close().catch((err: unknown) => opts.log?.warn('sandbox workers not closed', { error: err instanceof Error ? err.message : String(err) }));
+    retiring.add(done);
+    void done.finally(() => retiring.delete(done));
+  };
+
+  return {
+    invoke(req) {
+      if (closed) return Promise.reject(new Error('the sandbox pool is closed'));
+      return invokeOn(current, req, opts.log);
+    },
+    reset() {
+      if (closed) return Promise.resolve();
+      const old = current;
+      current = start();
+      // Invocations already on the old workers finish there (bounded by their wall-clock limit and the backstop).
+      retire(old);
+      return Promise.resolve();
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      await Promise.all([current.destroy(), ...retiring]);
+    },
+  };
+}
+
+async function invokeOn(pool: Piscina<SandboxTask, InvokeOutcome>, req: InvokeRequest, log: Logger | undefined): Promise<InvokeOutcome> {
+  const { port1, port2 } = new MessageChannel();
+  const abort = new AbortController();
+  let backstop: NodeJS.Timeout | null = null;
+  let startedAt = 0;
+  port1.on('message', (m: WorkerMessage) => {
+    if (m.kind === 'started') {
+      startedAt = performance.now();
+      backstop = setTimeout(() => abort.abort(), req.limits.wallMs + BACKSTOP_GRACE_MS);
+      return;
+    }
+    void answer(req.host, m.target, m.args, log).then((a) => {
+      try {
+        port1.postMessage({ id: m.id, answer: a } satisfies AnswerMessage);
+      } catch {
+        // The invocation ended first (a limit): nobody waits for this answer.
+      }
+    });
+  });
+  const task: SandboxTask = {
+    code: req.code, exportName: req.exportName, inputJson: JSON.stringify(req.input ?? null) ?? 'null',
+    ctx: req.ctx, limits: req.limits, port: port2,
+  };
+  try {
+    return await pool.run(task, { transferList: [port2], signal: abort.signal });
+  } catch (err) {
+    if (abort.signal.aborted) {
+      const ms = Math.round(performance.now() - startedAt);
+      log?.warn('sandbox worker terminated past its wall-clock limit', { correlationId: req.ctx.correlationId, wallMs: ms });
+      // The worker died with its counters: its whole time is charged as CPU.
+      return { ok: false, failure: { kind: 'wallClockLimit' }, usage: { cpuMs: ms, wallMs: ms, peakMemoryBytes: 0 } };
+    }
+    log?.error('sandbox worker failed', { correlationId: req.ctx.correlationId, error: err instanceof Error ? err.message : String(err) });
+    const ms = startedAt === 0 ? 0 : Math.round(performance.now() - startedAt);
+    return { ok: false, failure: { kind: 'threw', message: 'the sandbox worker failed' }, usage: { cpuMs: ms, wallMs: ms, peakMemoryBytes: 0 } };
+  } finally {
+    if (backstop !== null) clearTimeout(backstop);
+    port1.close();
+  }
+}
+
+async function answer(host: HostBridge, target: string, args: unknown[], log: Logger | undefined): Promise<HostAnswer> {
+  try {
+    return await host.call({ target, args });
+  } catch (err) {
+    log?.error('host call failed', { target, error: err instanceof Error ? err.message : String(err) });
+    return { ok: false, error: { code: 'INTERNAL', reasonCode: 'Handler.HostCallFailed', status: 500, message: 'the host call failed' } };
+  }
+}
