@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { PLATFORM_SCHEMA, type SqlExecutor } from '../../../storage/index.js';
+import { PLATFORM_SCHEMA, type SqlClient, type SqlExecutor } from '../../../storage/index.js';
 import { ServiceError, validationFailed } from '../../errors/service-error.js';
 import { canonicalJson } from '../../publication/hash.js';
 import type { OperationContext, Result } from '../types.js';
@@ -22,12 +22,14 @@ export function checkIdempotencyKey(key: string): string {
  * keys are visible ASCII without spaces, so the space keeps them apart. Same key and same body → the prior result; same key and
  * another body → 409. The claim row and the write share one transaction, so a
  * failed create leaves no claim and a concurrent duplicate waits on the claim.
+ * `db`: where that transaction runs (an authored operation's own invocation
+ * transaction, runtime/authored/invocation-tx.ts, so its writes share it).
  */
-export async function runIdempotent(ctx: OperationContext, key: string, create: (tx: SqlExecutor) => Promise<Result>): Promise<Result> {
+export async function runIdempotent(ctx: OperationContext, key: string, create: (tx: SqlExecutor) => Promise<Result>, db: SqlClient = ctx.services.db): Promise<Result> {
   const scope = ctx.scope!;
   const requestHash = createHash('sha256').update(canonicalJson(ctx.inv.body)).digest('hex');
   const id = [scope.project.id, scope.branch, ctx.operationId, `${ctx.actor.label} ${key}`];
-  return ctx.services.db.transaction(async (tx) => {
+  return db.transaction(async (tx) => {
     await tx.query(
       `DELETE FROM ${T} WHERE project_id = $1 AND branch = $2 AND operation_id = $3 AND key = $4 AND created_at < now() - ($5::bigint * interval '1 millisecond')`,
       [...id, ctx.services.limits.idempotencyRetentionMs],
