@@ -89,6 +89,22 @@ const HANDLERS = [
 }`,
     operation: { input: { type: 'object', required: ['owner', 'total'] } },
   },
+  {
+    name: 'createThenAbort', surface: 'CoreHandler' as const,
+    source: `export default async function (ctx, input) {
+  const made = await ctx.db.orders.create({ owner: input.owner, total: 1 });
+  ctx.error('CONFLICT', 'Test.Abort', made.data.id);
+}`,
+    operation: { input: { type: 'object', required: ['owner'] } },
+  },
+  {
+    name: 'branchNames', surface: 'ManagementHandler' as const,
+    source: `export default async function (ctx) {
+  const listed = await ctx.platform.branches.list();
+  return { count: listed.data.length, at: Date.now() };
+}`,
+    operation: { input: {} },
+  },
 ];
 
 forEachBackend('authored operations', (backend) => {
@@ -125,6 +141,26 @@ forEachBackend('authored operations', (backend) => {
     assert.equal(out.count, 1);
     assert.deepEqual(out.listed, [out.id]);
     expectStatus(await admin.get(`/api/orders/${out.id}`), 200);
+  });
+
+  it('ctx.error answers that canonical error; the rolled-back row leaves no event, the committed one does', async () => {
+    const aborted = expectError(await admin.post('/api/operations/createThenAbort', { owner: randomUUID() }), 409, 'CONFLICT', 'Test.Abort');
+    const rolledBack = aborted.message;
+    expectError(await admin.get(`/api/orders/${rolledBack}`), 404, 'NOT_FOUND', 'Order.NotFound');
+    const r = await admin.post('/api/operations/writeRead', { owner: randomUUID(), total: 4103 });
+    expectStatus(r, 200);
+    const deadline = Date.now() + 10_000;
+    for (;;) {
+      const ev = await admin.get(`/api/events?pageSize=200&filter=${encodeURIComponent(JSON.stringify({ type: 'entity.Order.created' }))}`);
+      expectStatus(ev, 200);
+      const ids = (ev.body.data as Array<{ data: { entityId: string } }>).map((e) => e.data.entityId);
+      if (ids.includes(r.body.data.id)) {
+        assert.ok(!ids.includes(rolledBack), 'no event for the row that was rolled back');
+        break;
+      }
+      if (Date.now() > deadline) assert.fail('the committed row\'s event never reached the log');
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
   });
 
   it('an EdgeHandler\'s ctx.db write is refused: 403 ACCESS_DENIED Handler.ReadOnlySurface, nothing written', async () => {
@@ -189,6 +225,19 @@ forEachBackend('authored operations', (backend) => {
     assert.deepEqual(again.body.data, first.body.data);
     assert.equal(await countWhere(admin, { total: { eq: 4109 } }), 1);
     expectError(await admin.post('/api/operations/makeOne', { ...body, total: 4110 }, { 'Idempotency-Key': key }), 409, 'CONFLICT', 'Idempotency.KeyReused');
+  });
+
+  it('a ManagementHandler runs only for the platform admin and reaches ctx.platform; its Idempotency-Key is claimed first', async () => {
+    const user = await userWith(admin, projectId, [{ grant: 'operation:branchNames:invoke' }]);
+    expectError(await user.client.post('/api/operations/branchNames', {}), 403, 'ACCESS_DENIED', 'Handler.AdminOnly');
+    const key = `k-${randomUUID()}`;
+    const first = await admin.post('/api/operations/branchNames', {}, { 'Idempotency-Key': key });
+    expectStatus(first, 200);
+    assert.equal(typeof first.body.data.count, 'number');
+    const again = await admin.post('/api/operations/branchNames', {}, { 'Idempotency-Key': key });
+    expectStatus(again, 200);
+    assert.equal(again.headers.get('idempotent-replayed'), 'true');
+    assert.deepEqual(again.body.data, first.body.data, 'the first answer, not a second run');
   });
 
   it('the publication\'s OpenAPI document lists each operation with its operationId and schemas', async () => {

@@ -8,7 +8,7 @@ import { dispatchNested } from '../../dispatch-stages.js';
 import { defineSchemas, firstError, type TagDecl } from '../contract/index.js';
 import { controlEnvelope } from '../control/control-schemas.js';
 import { control } from '../envelopes.js';
-import { checkIdempotencyKey, ENTITY_SPECS, runIdempotent } from '../entity/index.js';
+import { checkIdempotencyKey, ENTITY_SPECS, runClaimedIdempotent, runIdempotent } from '../entity/index.js';
 import type { DeclaredSpec, OperationContext, Result, Scope } from '../types.js';
 
 export { findAuthoredOperation, authoredOperations, type AuthoredOperation };
@@ -141,11 +141,11 @@ export const AUTHORED_OPERATION_SPEC: DeclaredSpec = {
     // CoreHandler: one transaction. An Idempotency-Key's claim shares a transaction with what it guards, as on create.
     // An EdgeHandler's ctx.db is read-only (host-bridge.ts), so its transaction holds only the claim; its reads go through it too.
     const tx = handler.surface === 'CoreHandler' || (key !== null && handler.surface === 'EdgeHandler') ? new InvocationTx(ctx.services.db) : undefined;
+    const once = (): Promise<Result> => run(ctx, found, pool, code, input, tx);
     let result: Result;
     try {
-      result = key === null || tx === undefined
-        ? await run(ctx, found, pool, code, input, tx)
-        : await runIdempotent(ctx, key, () => run(ctx, found, pool, code, input, tx), tx);
+      // A ManagementHandler has no transaction of its own (its platform calls keep theirs): its key is claimed first.
+      result = key === null ? await once() : tx === undefined ? await runClaimedIdempotent(ctx, key, once) : await runIdempotent(ctx, key, once, tx);
     } catch (err) {
       await tx?.rollback();
       throw err;
