@@ -118,15 +118,27 @@ export function hostBridge(o: BridgeOptions): HostBridge {
     return answerOf(await dispatchNested(inv, o.parent.services, { actor: PLATFORM_ADMIN, scope: o.parent.scope }));
   }
 
+  async function route(c: HostCall): Promise<HostAnswer> {
+    const args = Array.isArray(c.args) ? c.args : [];
+    const [head, ...rest] = c.target.split('.');
+    if (head === 'db' && rest.length === 2) return db(rest[0]!, rest[1]!, args);
+    if (head === 'platform' && rest.length === 2) return platform(rest.join('.'), args);
+    const target = o.targets?.[c.target];
+    if (target !== undefined) return target(c);
+    return refused(notFound('Handler.UnknownHostCall', `no host call '${c.target}'`));
+  }
+
   return {
     async call(c: HostCall): Promise<HostAnswer> {
-      const args = Array.isArray(c.args) ? c.args : [];
-      const [head, ...rest] = c.target.split('.');
-      if (head === 'db' && rest.length === 2) return db(rest[0]!, rest[1]!, args);
-      if (head === 'platform' && rest.length === 2) return platform(rest.join('.'), args);
-      const target = o.targets?.[c.target];
-      if (target !== undefined) return target(c);
-      return refused(notFound('Handler.UnknownHostCall', `no host call '${c.target}'`));
+      try {
+        return await route(c);
+      } catch (err) {
+        // A savepoint statement that failed, or a call still running when the invocation ended (its transaction gone):
+        // the sandbox gets a refusal, never a rejection; what it was is logged, not shown.
+        if (err instanceof ServiceError) return refused(err);
+        o.parent.services.log.warn('authored host call failed', { target: c.target, correlationId: base.correlationId, error: err instanceof Error ? err.message : String(err) });
+        return refused(new ServiceError('INTERNAL', 'Handler.HostCallFailed', 'the host call failed'));
+      }
     },
   };
 }

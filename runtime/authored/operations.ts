@@ -1,5 +1,6 @@
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import type { CompiledPublication } from '../publication/compiled-publication.js';
+import { ServiceError } from '../errors/service-error.js';
 import { declaredOperations, type DeclaredOperation } from './declared-operations.js';
 
 /** An authored operation of a publication, as the operation routes find it. */
@@ -43,7 +44,12 @@ export function validatorsOf(pub: CompiledPublication, found: AuthoredOperation)
   const cache = pub.derive('authored.validators', () => ({ ajv: new Ajv2020({ allErrors: true, strict: false, logger: false }), byId: new Map<string, OperationValidators>() }));
   let v = cache.byId.get(found.operationId);
   if (v === undefined) {
-    v = { input: cache.ajv.compile(found.op.input), output: found.op.output === undefined ? null : cache.ajv.compile(found.op.output) };
+    try {
+      v = { input: cache.ajv.compile(found.op.input), output: found.op.output === undefined ? null : cache.ajv.compile(found.op.output) };
+    } catch (err) {
+      // The declaration route checks the schemas; one that still does not compile is the published artifact's fault, not the caller's.
+      throw new ServiceError('BRIDGE_ERROR', 'Handler.SchemaInvalid', `the schemas of operation ${found.op.name} do not compile: ${err instanceof Error ? err.message : String(err)}`);
+    }
     cache.byId.set(found.operationId, v);
   }
   return v;
