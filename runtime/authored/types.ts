@@ -144,3 +144,22 @@ export interface AuthoredPool {
 
 /** The largest return value an invocation may answer (serialized JSON bytes). */
 export const MAX_RESULT_BYTES = 4 * 1024 * 1024;
+
+/**
+ * What an operation's invocation leaves for its evidence (the audit row
+ * `stage: "authored"`, usage `authored.invocations`): set on the
+ * OperationContext (`ctx.authored`) by the operation's executor before it
+ * answers or throws, read by the evidence stage.
+ */
+export interface AuthoredInvocationRecord {
+  handler: string;
+  surface: HandlerSurface;
+  /** The source bytes' sha256 the publication pinned (HandlerDef.sha256). */
+  sha256: string;
+  bundleSha256: string;
+  /** `ok`, or the failure's kind; `outputInvalid`: the return value did not match `output`; `commitFailed`: the transaction did not commit. */
+  outcome: 'ok' | InvokeFailure['kind'] | 'outputInvalid' | 'commitFailed';
+  /** The failure as the sandbox reported it (a thrown error's stack goes only to the audit row). */
+  failure?: InvokeFailure;
+  usage: InvokeUsage;
+}

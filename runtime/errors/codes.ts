@@ -15,6 +15,7 @@ export const ERROR_CODES = [
   'UPSTREAM_TIMEOUT',
   'UNAVAILABLE',
   'INTERNAL',
+  'BRIDGE_ERROR',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];
@@ -33,6 +34,8 @@ export const HTTP_STATUS: Record<ErrorCode, number> = {
   UPSTREAM_TIMEOUT: 504,
   UNAVAILABLE: 503,
   INTERNAL: 500,
+  // Authored code failed (CONTRACT "Operations" Failures); a limit of time answers 504 instead (BRIDGE_TIMEOUT_REASONS).
+  BRIDGE_ERROR: 502,
 };
 
 /** gRPC status codes (numeric, from grpc/status.proto) for the gRPC projection. */
@@ -49,6 +52,7 @@ export const GRPC_STATUS: Record<ErrorCode, number> = {
   UPSTREAM_TIMEOUT: 4, // DEADLINE_EXCEEDED
   UNAVAILABLE: 14,
   INTERNAL: 13,
+  BRIDGE_ERROR: 13, // INTERNAL; a time limit is DEADLINE_EXCEEDED (runtime/grpc/status.ts)
 };
 
 /** GraphQL `extensions.code` is the code itself; listed so a rename is a compile error. */
@@ -70,6 +74,7 @@ export const MCP_CODE: Record<ErrorCode, number> = {
   UPSTREAM_TIMEOUT: -32000,
   UNAVAILABLE: -32000,
   INTERNAL: -32000,
+  BRIDGE_ERROR: -32000,
 };
 
 /** Whether a caller may retry the same request unchanged. */
@@ -86,4 +91,8 @@ export const RETRYABLE: Record<ErrorCode, boolean> = {
   UPSTREAM_TIMEOUT: true,
   UNAVAILABLE: true,
   INTERNAL: false,
+  BRIDGE_ERROR: false,
 };
+
+/** BRIDGE_ERROR reasons that are a handler's time limit: HTTP 504, gRPC DEADLINE_EXCEEDED (CONTRACT "Operations" Failures). */
+export const BRIDGE_TIMEOUT_REASONS: ReadonlySet<string> = new Set(['Handler.CpuLimit', 'Handler.WallClockLimit']);

@@ -1,4 +1,4 @@
-import { HTTP_STATUS } from './codes.js';
+import { BRIDGE_TIMEOUT_REASONS, HTTP_STATUS } from './codes.js';
 import { ServiceError } from './service-error.js';
 
 export interface ErrorEnvelope {
@@ -51,4 +51,5 @@ export function toErrorEnvelope(err: ServiceError, correlationId: string, basePa
   return { error: body };
 }
 
-export const httpStatusOf = (err: ServiceError): number => HTTP_STATUS[err.code];
+export const httpStatusOf = (err: ServiceError): number =>
+  err.code === 'BRIDGE_ERROR' && BRIDGE_TIMEOUT_REASONS.has(err.reasonCode) ? 504 : HTTP_STATUS[err.code];

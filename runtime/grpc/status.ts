@@ -1,4 +1,4 @@
-import { GRPC_STATUS } from '../errors/codes.js';
+import { BRIDGE_TIMEOUT_REASONS, GRPC_STATUS } from '../errors/codes.js';
 import type { ServiceError } from '../errors/service-error.js';
 
 /** gRPC status codes used by name here (grpc/status.proto). */
@@ -26,6 +26,7 @@ export function grpcCodeOf(err: ServiceError): number {
     if (err.reasonCode.endsWith('.ConcurrencyTokenMismatch')) return GrpcCode.ABORTED;
     return GrpcCode.FAILED_PRECONDITION;
   }
+  if (err.code === 'BRIDGE_ERROR' && BRIDGE_TIMEOUT_REASONS.has(err.reasonCode)) return GrpcCode.DEADLINE_EXCEEDED;
   return GRPC_STATUS[err.code];
 }
 

@@ -4,7 +4,7 @@ import { DISCOVERY_SPECS } from './control/discovery.js';
 import { TENANT_SPECS } from './control/tenants.js';
 import { PROJECT_SPECS } from './control/projects.js';
 import { GOVERNANCE_SPECS } from './control/governance.js';
-import { CUSTOM_OPERATION_SPEC } from './control/custom-operations.js';
+import { AUTHORED_OPERATION_SPEC } from './authored/spec.js';
 import { GRAPHQL_SCHEMA_SPEC } from './graphql/schema-sdl.js';
 import { GRAPHQL_REQUEST_SPEC } from './graphql/request.js';
 import { GRAPHQL_PLAYGROUND_SPECS } from './graphql/playground.js';
@@ -58,7 +58,7 @@ export const PLATFORM_OPERATIONS: readonly DeclaredSpec[] = [
   ...Object.values(TENANT_SPECS),
   ...Object.values(PROJECT_SPECS),
   ...Object.values(GOVERNANCE_SPECS),
-  CUSTOM_OPERATION_SPEC,
+  AUTHORED_OPERATION_SPEC,
 
 
   // Identity: sessions, federation, step-up, identity management, API keys, capability grants, identity providers.

@@ -13,6 +13,7 @@ import type { Result } from './result.js';
 import type { EntityArgs } from '../entities/entity-args.js';
 import type { ProtocolName } from '../versioning/platform.js';
 import type { Authn, OperationContract } from './contract/index.js';
+import type { AuthoredInvocationRecord } from '../authored/types.js';
 
 // Defined below the operation layer (so lower layers import them without a cycle); re-exported for the operations.
 export { ANONYMOUS, AUTH_STRENGTHS, PLATFORM_ADMIN, type Actor, type AuthStrength } from '../identity/actor.js';
@@ -105,7 +106,8 @@ export interface Invocation {
 }
 
 export interface OperationContext {
-  readonly inv: Invocation;
+  /** Replaced once, by stage 2, when `POST /{collection}/{id}/{name}` turns out to be an authored operation rather than a relation attach. */
+  inv: Invocation;
   readonly services: Services;
   actor: Actor;
   scope: Scope | null;
@@ -124,6 +126,8 @@ export interface OperationContext {
   trace: DecisionTrace;
   /** The project's effective governance envelope, set by stage 3 (list page sizes read it); null when none applies. */
   envelope: CompiledEnvelope | null;
+  /** An authored operation's invocation (runtime/authored/invoke.ts), for stage 6's audit row and usage; absent otherwise. */
+  authored?: AuthoredInvocationRecord;
 }
 
 export type { Authn } from './contract/index.js';

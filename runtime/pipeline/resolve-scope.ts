@@ -1,4 +1,7 @@
 import { notFound, unauthorized, validationFailed, ServiceError } from '../errors/service-error.js';
+import { findAuthoredOperation } from '../authored/operations.js';
+import { AUTHORED_OPERATION_SPEC, resolveAuthoredOperation } from '../operations/authored/spec.js';
+import { resolveEntityRoute } from './entity-route.js';
 import type { OperationContext, Scope } from '../operations/types.js';
 
 /** CONTRACT "Branches": the branch name regex (runtime/operations/control/branches.ts). */
@@ -7,13 +10,10 @@ const BRANCH_NAME = /^[a-z0-9][a-z0-9-]{0,62}$/;
 /** Reason codes of a project that is not active, by state. */
 const PROJECT_STATE_REASONS: Readonly<Record<string, string>> = { suspended: 'Project.Suspended', archived: 'Project.Archived' };
 
-/** The route-unknown answer, shared by the router and by entity resolution. */
-export const routeUnknown = (): ServiceError => notFound('Route.Unknown', 'no route matches this path');
-
 /**
  * Stage 2: resolve tenant, project and branch from the scope headers (slug
  * or id), pin the request to the branch's live publication, and resolve an
- * entity route to its concrete operation.
+ * entity route or an authored operation to its concrete operation.
  */
 export async function resolveScope(ctx: OperationContext): Promise<Scope | null> {
   const { inv, services } = ctx;
@@ -41,18 +41,19 @@ export async function resolveScope(ctx: OperationContext): Promise<Scope | null>
   // No header: production's serving publication (a pin or ramp of a deployment); with it, that branch's head.
   const publication = await (inv.branchHeader === null ? services.publications.serving(tenant.id, project.id, inv.correlationId) : services.publications.current(tenant.id, project.id, branch));
   const scope: Scope = { tenant, project, branch, publication };
+  // An authored operation (CONTRACT "Operations"): its name and, for an instance operation, its entity's collection.
+  if (inv.operation === AUTHORED_OPERATION_SPEC) {
+    resolveAuthoredOperation(ctx, scope);
+    return scope;
+  }
   if (inv.collection !== null) {
-    // Set before an unknown collection answers 404: that answer, too, names the publication that lacked it.
-    ctx.scope = scope;
-    const entity = publication.byCollection.get(inv.collection);
-    if (entity === undefined) throw routeUnknown();
-    const kind = inv.operation.id.split('.')[2]!;
-    const opId = `Entity.${entity.entityName}.${kind}${inv.relation === null ? '' : `.${inv.relation}`}`;
-    const op = publication.operations.get(opId);
-    if (op === undefined) throw routeUnknown();
-    ctx.entity = entity;
-    ctx.entityOperation = op;
-    ctx.operationId = opId;
+    // `POST /{collection}/{id}/{name}` is a relation attach by shape; an authored instance operation of that name wins.
+    if (inv.relation !== null && inv.operation.id === 'Entity.*.RelationAttach' && findAuthoredOperation(publication, inv.collection, inv.relation) !== undefined) {
+      ctx.inv = { ...inv, operation: AUTHORED_OPERATION_SPEC, relation: null, params: { ...inv.params, operation: inv.relation } };
+      resolveAuthoredOperation(ctx, scope);
+      return scope;
+    }
+    resolveEntityRoute(ctx, scope);
   }
   return scope;
 }

@@ -171,7 +171,7 @@ export const correlationHeaders = (): Json => ({ 'X-Service-Correlation-Id': hea
 /** Error responses by status, plus `default`. */
 export const ERROR_RESPONSE_NAMES: Record<string, string> = {
   '400': 'BadRequest', '401': 'Unauthorized', '403': 'Forbidden', '404': 'NotFound', '409': 'Conflict',
-  '413': 'PayloadTooLarge', '422': 'ValidationFailed', '429': 'QuotaExceeded', '503': 'Unavailable', default: 'Error',
+  '413': 'PayloadTooLarge', '422': 'ValidationFailed', '429': 'QuotaExceeded', '502': 'BadGateway', '503': 'Unavailable', '504': 'GatewayTimeout', default: 'Error',
 };
 
 export function sharedResponses(): Json {
@@ -194,7 +194,9 @@ export function sharedResponses(): Json {
       'X-Service-Quota-Used': headerRef('QuotaUsed'),
       'X-Service-Quota-Reset': headerRef('QuotaReset'),
     }),
+    BadGateway: error('BRIDGE_ERROR: authored code failed (`Handler.Threw`, `Handler.MemoryLimit`, `Handler.ResultInvalid`, `Handler.OutputInvalid`).'),
     Unavailable: error('UNAVAILABLE: the node cannot serve this now (not ready, draining); `retryable` is true.'),
+    GatewayTimeout: error('BRIDGE_ERROR: authored code hit a time limit (`Handler.CpuLimit`, `Handler.WallClockLimit`).'),
     Error: error('Any other error (5xx included), in the same envelope.'),
   };
 }

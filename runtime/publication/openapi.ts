@@ -1,7 +1,8 @@
 /**
  * The OpenAPI 3.1 document of a publication's REST surface (served at
  * `/openapi.json` and `/openapi.yaml`). Entity routes come from
- * entityOperations(); the platform's routes from their declared operations
+ * entityOperations(), authored operations from the model's handlers
+ * (openapi-authored.ts); the platform's routes from their declared operations
  * (runtime/operations/catalog.ts).
  * Output is deterministic: same input, same document, same key order.
  */
@@ -14,6 +15,7 @@ import {
 } from './openapi-components.js';
 import { allocateSchemaNames, entitySchemas } from './openapi-schemas.js';
 import { entityOperationObject } from './openapi-paths.js';
+import { authoredOperationPaths } from './openapi-authored.js';
 import type { DeclaredOpenApi } from '../operations/contract/index.js';
 
 export interface OpenApiInput {
@@ -45,6 +47,8 @@ export function buildOpenApiDocument(input: OpenApiInput): Record<string, unknow
   for (const op of entityOperations(model)) {
     addOperation(op.path, op.method.toLowerCase(), entityOperationObject(op, { names, relations }));
   }
+  // An authored instance operation wins over a relation attach of its name, as the router resolves it.
+  for (const a of authoredOperationPaths(model)) (paths[a.path] ??= {}).post = a.operation;
   for (const s of platform.paths) addOperation(s.path, s.method, s.operation);
 
   const schemas: Json = { ...sharedSchemas(), ...platform.schemas };

@@ -4,7 +4,7 @@ export type {
   RouteDecl, SecurityDecl, Stability, TagDecl,
 } from './types.js';
 export { defineSchemas, ref, registeredSchema, registeredSchemas, reachableSchemaNames } from './schemas.js';
-export { validateBody } from './validate-body.js';
+export { firstError, validateBody } from './validate-body.js';
 export { declaredOpenApi, openApiPathOf, operationIdOf, type DeclaredOpenApi } from './openapi.js';
 export { declaredCommands, commandNameOf, type CliCommand } from './cli.js';
 export { CONTROL_PLANE_UNMETERED, READ_ERRORS, WRITE_ERRORS } from './common.js';

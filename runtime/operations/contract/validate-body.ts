@@ -72,7 +72,7 @@ const itemOf = (field: string): number => { const m = /^[^.[]*\[(\d+)\]/.exec(fi
  * with `order` (ReasonDecl.order), an unknown top-level property, then the first of `order`'s fields with a problem
  * (in an array, its first item with one; in one item, unknown before missing before invalid, as an item check goes).
  */
-function firstError(errors: readonly ErrorObject[], order?: readonly string[]): { kind: Kind; field: string; message: string } {
+export function firstError(errors: readonly ErrorObject[], order?: readonly string[]): { kind: Kind; field: string; message: string } {
   const all = errors.filter((e) => e.keyword !== 'if' && e.keyword !== 'anyOf' && e.keyword !== 'oneOf').map(classify);
   const pool = all.length > 0 ? all : errors.map(classify);
   if (order !== undefined) {

@@ -58,7 +58,7 @@ export const combinedCreates = {
  */
 export function createRow(db: SqlClient, ctx: OperationContext, entity: CompiledEntity, input: RowValues): Promise<Record<string, unknown>> {
   if (ctx.rowPolicy !== null) return insertOne(db, ctx, entity, input);
-  const lane = laneOf(ctx, entity, input);
+  const lane = laneOf(db, ctx, entity, input);
   if (lane.inFlight < Math.max(1, db.connections >> 1)) {
     lane.inFlight++;
     return insertOne(db, ctx, entity, input).finally(() => next(db, entity, lane));
@@ -66,12 +66,26 @@ export function createRow(db: SqlClient, ctx: OperationContext, entity: Compiled
   return new Promise((resolve, reject) => lane.waiting.push({ ctx, input, resolve, reject }));
 }
 
-function laneOf(ctx: OperationContext, entity: CompiledEntity, input: RowValues): Lane {
+/**
+ * A number per SQL client: a lane combines only creates bound for one client. An
+ * authored handler's creates go through its invocation's transaction
+ * (runtime/authored/invocation-tx.ts): combined with other requests' they would
+ * commit with the wrong transaction.
+ */
+const clientIds = new WeakMap<SqlClient, number>();
+let nextClientId = 0;
+const clientIdOf = (db: SqlClient): number => {
+  let id = clientIds.get(db);
+  if (id === undefined) clientIds.set(db, (id = ++nextClientId));
+  return id;
+};
+
+function laneOf(db: SqlClient, ctx: OperationContext, entity: CompiledEntity, input: RowValues): Lane {
   const scope = ctx.scope!;
   let byKey = lanes.get(entity);
   if (byKey === undefined) lanes.set(entity, (byKey = new Map()));
   // The entity is per publication; the scope's fields are what the outbox row carries.
-  const key = `${scope.project.id}|${scope.branch}|${scope.publication.version}|${input.fields.map((f) => f.name).join(',')}`;
+  const key = `${clientIdOf(db)}|${scope.project.id}|${scope.branch}|${scope.publication.version}|${input.fields.map((f) => f.name).join(',')}`;
   let lane = byKey.get(key);
   if (lane === undefined) byKey.set(key, (lane = { inFlight: 0, waiting: [], home: byKey, key }));
   return lane;

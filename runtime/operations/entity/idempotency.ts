@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { PLATFORM_SCHEMA, type SqlExecutor } from '../../../storage/index.js';
+import { PLATFORM_SCHEMA, type SqlClient, type SqlExecutor } from '../../../storage/index.js';
 import { ServiceError, validationFailed } from '../../errors/service-error.js';
 import { canonicalJson } from '../../publication/hash.js';
 import type { OperationContext, Result } from '../types.js';
@@ -22,12 +22,14 @@ export function checkIdempotencyKey(key: string): string {
  * keys are visible ASCII without spaces, so the space keeps them apart. Same key and same body → the prior result; same key and
  * another body → 409. The claim row and the write share one transaction, so a
  * failed create leaves no claim and a concurrent duplicate waits on the claim.
+ * `db`: where that transaction runs (an authored operation's own invocation
+ * transaction, runtime/authored/invocation-tx.ts, so its writes share it).
  */
-export async function runIdempotent(ctx: OperationContext, key: string, create: (tx: SqlExecutor) => Promise<Result>): Promise<Result> {
+export async function runIdempotent(ctx: OperationContext, key: string, create: (tx: SqlExecutor) => Promise<Result>, db: SqlClient = ctx.services.db): Promise<Result> {
   const scope = ctx.scope!;
   const requestHash = createHash('sha256').update(canonicalJson(ctx.inv.body)).digest('hex');
   const id = [scope.project.id, scope.branch, ctx.operationId, `${ctx.actor.label} ${key}`];
-  return ctx.services.db.transaction(async (tx) => {
+  return db.transaction(async (tx) => {
     await tx.query(
       `DELETE FROM ${T} WHERE project_id = $1 AND branch = $2 AND operation_id = $3 AND key = $4 AND created_at < now() - ($5::bigint * interval '1 millisecond')`,
       [...id, ctx.services.limits.idempotencyRetentionMs],
@@ -53,4 +55,47 @@ export async function runIdempotent(ctx: OperationContext, key: string, create: 
     ]);
     return result;
   });
+}
+
+/**
+ * runIdempotent for work that cannot run inside the claim's transaction (an
+ * authored ManagementHandler: the platform operations it calls keep their own
+ * transactions). The claim commits first (status 0, "in progress"); the answer
+ * is stored when the work succeeds, and the claim deleted when it fails, so a
+ * retry runs it again. Same key and body → the stored answer; another body →
+ * 409 `Idempotency.KeyReused`; a duplicate while the first still runs → 409
+ * `Idempotency.InProgress` (retryable) instead of waiting on the claim.
+ */
+export async function runClaimedIdempotent(ctx: OperationContext, key: string, work: () => Promise<Result>): Promise<Result> {
+  const scope = ctx.scope!;
+  const requestHash = createHash('sha256').update(canonicalJson(ctx.inv.body)).digest('hex');
+  const id = [scope.project.id, scope.branch, ctx.operationId, `${ctx.actor.label} ${key}`];
+  const db = ctx.services.db;
+  const prior = await db.transaction(async (tx) => {
+    await tx.query(
+      `DELETE FROM ${T} WHERE project_id = $1 AND branch = $2 AND operation_id = $3 AND key = $4 AND created_at < now() - ($5::bigint * interval '1 millisecond')`,
+      [...id, ctx.services.limits.idempotencyRetentionMs],
+    );
+    const claimed = await tx.query(
+      `INSERT INTO ${T} (project_id, branch, operation_id, key, request_hash, status, body) VALUES ($1, $2, $3, $4, $5, 0, 'null'::jsonb) ON CONFLICT DO NOTHING RETURNING key`,
+      [...id, requestHash],
+    );
+    if (claimed.rows.length > 0) return null;
+    const res = await tx.query<{ request_hash: string; status: number; body: unknown }>(`SELECT request_hash, status, body FROM ${T} WHERE project_id = $1 AND branch = $2 AND operation_id = $3 AND key = $4`, id);
+    return res.rows[0] ?? { request_hash: '', status: 0, body: null };
+  });
+  if (prior !== null) {
+    if (prior.request_hash !== requestHash) throw new ServiceError('CONFLICT', 'Idempotency.KeyReused', 'this Idempotency-Key was used with a different request body', { field: 'Idempotency-Key' });
+    if (prior.status === 0) throw new ServiceError('CONFLICT', 'Idempotency.InProgress', 'a request with this Idempotency-Key is still running', { field: 'Idempotency-Key', retryable: true });
+    return { status: prior.status, body: prior.body, headers: { 'Idempotent-Replayed': 'true' } };
+  }
+  let result: Result;
+  try {
+    result = await work();
+  } catch (err) {
+    await db.query(`DELETE FROM ${T} WHERE project_id = $1 AND branch = $2 AND operation_id = $3 AND key = $4`, id);
+    throw err;
+  }
+  await db.query(`UPDATE ${T} SET status = $5, body = $6::jsonb WHERE project_id = $1 AND branch = $2 AND operation_id = $3 AND key = $4`, [...id, result.status, JSON.stringify(result.body)]);
+  return result;
 }

@@ -22,3 +22,4 @@ export const ENTITY_SPECS: Record<EntityOperationKind, OperationSpec> = {
   RelationDetach: relationDetachOp,
 };
 export { combinedCreates } from './create-combiner.js';
+export { checkIdempotencyKey, runClaimedIdempotent, runIdempotent } from './idempotency.js';

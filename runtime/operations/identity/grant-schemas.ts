@@ -9,7 +9,7 @@ import { GRANT_PATTERN } from './api-key-schemas.js';
 import { ROLE_RE } from './grant-patterns.js';
 
 const ROLE_PATTERN = ROLE_RE.source;
-const GRANT_TEXT = `\`entity:<Entity|*>:<read|insert|update|delete|*>\` or \`branch:<name|*>:approve\` (pattern \`${GRANT_PATTERN}\`)`;
+const GRANT_TEXT = `\`entity:<Entity|*>:<read|insert|update|delete|*>\`, \`branch:<name|*>:approve\` or \`operation:<name|*>:invoke\` (pattern \`${GRANT_PATTERN}\`)`;
 
 export const GRANT_SCHEMAS = defineSchemas({
   CapabilityGrantInput: {

@@ -92,7 +92,7 @@ export const createGrantSpec: DeclaredSpec = {
     const hasRole = body.role !== undefined && body.role !== null;
     if (hasSubject === hasRole) throw validationFailed('CapabilityGrant.HolderRequired', 'give exactly one of subjectId or role');
     if (typeof body.grant !== 'string' || !GRANT_RE.test(body.grant)) {
-      throw validationFailed('CapabilityGrant.InvalidGrant', 'grant must look like entity:<Entity>:<read|insert|update|delete|*> or branch:<name>:approve', 'grant');
+      throw validationFailed('CapabilityGrant.InvalidGrant', 'grant must look like entity:<Entity>:<read|insert|update|delete|*>, branch:<name>:approve or operation:<name>:invoke', 'grant');
     }
     const grant = body.grant;
     await assertGrantWithinEnvelope(ctx, projectId, grant);
