@@ -243,11 +243,20 @@ async function resolveOperation(rc: RequestContext, op: AuthoredOperation, args:
     const params: Record<string, string> = { operation: op.name };
     if (op.entity !== null) params.id = String(args.id);
     return dataOf(await dispatchInvocation(rc, {
-      operation: AUTHORED_OPERATION_SPEC, collection: op.collection, params, body: args.input, idempotencyKey: rc.ctx.inv.idempotencyKey, bindingId: `graphql:${op.capabilityId}`,
+      operation: AUTHORED_OPERATION_SPEC, collection: op.collection, params, body: plain(args.input), idempotencyKey: rc.ctx.inv.idempotencyKey, bindingId: `graphql:${op.capabilityId}`,
     }));
   } catch (err) {
     throw graphqlErrorOf(ServiceError.is(err) ? err : maskError(err, correlationId, rc.ctx.services.log), correlationId);
   }
+}
+
+/** graphql-js coerces input objects with a null prototype: the operation gets the body REST would, plain JSON. */
+function plain(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(plain);
+  if (typeof v !== 'object' || v === null) return v;
+  const out: Record<string, unknown> = {};
+  for (const [k, x] of Object.entries(v)) out[k] = plain(x);
+  return out;
 }
 
 /** One root field as its REST twin's operation, through dispatch(): a failure comes back as its ServiceError. */

@@ -8,10 +8,13 @@ import { noGrants, type OperationSpec } from '../types.js';
  * Invocation: `params.operation` the name, `params.id` an instance
  * operation's row, `collection` the entity's collection or null, `body` the input.
  */
-export const AUTHORED_OPERATION_SPEC: OperationSpec = {
+export const AUTHORED_OPERATION_SPEC: OperationSpec = Object.assign({
   id: 'Authored.Operation', authn: 'user', scope: 'project', grants: noGrants,
   execute: () => Promise.resolve({ status: 501, body: { error: { code: 'INTERNAL', reasonCode: 'Handler.NotImplemented', message: 'authored operations are not wired yet' } } }),
-};
+} satisfies OperationSpec, {
+  // Tells test/authored/protocols-plumbing.test.ts that stage 2 does not resolve an instance operation's collection yet.
+  placeholder: true,
+});
 
 /** The handler of an operation by collection (null: a project operation) and name. */
 export function findAuthoredOperation(pub: CompiledPublication, collection: string | null, name: string): HandlerDef | undefined {
