@@ -25,7 +25,8 @@ export async function listTools(rc: McpRequestContext, params: Record<string, un
   // Entity tools and authored operations' tools (operation-tools.ts) in one name order, for the cursors.
   const all: Listed[] = [
     ...toolsOf(pub).list.map((t) => ({ name: t.name, scope: t.scope, grants: t.operation.requiredGrants, bindingId: mcpToolBindingId(t.operation.operationId), descriptor: t.descriptor })),
-    ...[...operationToolsOf(pub).values()].map((t) => ({ name: t.name, scope: t.scope, grants: t.op.requiredGrants, bindingId: t.bindingId, descriptor: t.descriptor })),
+    // A ManagementHandler runs only for the platform admin (CONTRACT "Handlers"): nobody else is shown its tool.
+    ...[...operationToolsOf(pub).values()].filter((t) => t.op.handler.surface !== 'ManagementHandler' || rc.ctx.actor.kind === 'admin').map((t) => ({ name: t.name, scope: t.scope, grants: t.op.requiredGrants, bindingId: t.bindingId, descriptor: t.descriptor })),
   ].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   const visible = all.filter((t) => holdsScope(rc.ctx.actor, t.scope) && granted(t.grants) && !stability.retired(t.bindingId));
   const page = pageOf(visible, (t) => t.name, params.cursor);
