@@ -5,7 +5,7 @@ import { maskError } from '../../runtime/errors/mask.js';
 import type { ServiceError } from '../../runtime/errors/service-error.js';
 import type { GrpcCallBody, ResponseMetadata } from '../../runtime/grpc/call.js';
 import type { GrpcReply } from '../../runtime/grpc/exchange.js';
-import { GRPC_METHODS, type GrpcMethodName } from '../../runtime/grpc/names.js';
+import { GRPC_METHODS, isGrpcMethod } from '../../runtime/grpc/names.js';
 import { GrpcCode, grpcStatusOf } from '../../runtime/grpc/status.js';
 import { GRPC_CALL_SPEC } from '../../runtime/operations/grpc/call.js';
 import type { Services } from '../../runtime/services.js';
@@ -51,12 +51,13 @@ function endingOf(reply: GrpcReply | { kind: 'refused'; error: ServiceError }, e
 }
 
 /**
- * The handler of one entity method path (`/service.app.OrderService/Get`):
+ * The handler of one method path (`/service.app.OrderService/Get`, or an
+ * authored operation's `/service.app.OrderService/Approve`, always unary):
  * builds the exchange, dispatches `Grpc.Call` with the call's metadata and
  * projects the reply onto the call. Nothing thrown here reaches grpc-js.
  */
-export function entityMethodHandler(path: string, service: string, method: GrpcMethodName, services: Services, active: ActiveCalls): MethodHandler {
-  const type = GRPC_METHODS[method];
+export function entityMethodHandler(path: string, service: string, method: string, services: Services, active: ActiveCalls): MethodHandler {
+  const type = isGrpcMethod(method) ? GRPC_METHODS[method] : 'unary';
   type AnyServerCall = grpc.ServerUnaryCall<Buffer, Buffer> | grpc.ServerWritableStream<Buffer, Buffer> | grpc.ServerReadableStream<Buffer, Buffer>;
   type Ran = { ending: Ending | null; message: Uint8Array | null; correlationId: string; sendHeaders: () => void };
   const run = async (call: AnyServerCall, request: Buffer | null): Promise<Ran> => {

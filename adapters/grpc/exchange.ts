@@ -1,6 +1,5 @@
 import type * as grpc from '@grpc/grpc-js';
 import type { GrpcExchange } from '../../runtime/grpc/exchange.js';
-import type { GrpcMethodName } from '../../runtime/grpc/names.js';
 
 /** Why a call ended before its handler finished. */
 export type EndReason = 'cancelled' | 'stopping';
@@ -21,7 +20,7 @@ export class CallExchange implements GrpcExchange {
 
   constructor(
     readonly service: string,
-    readonly method: GrpcMethodName,
+    readonly method: string,
     private readonly call: AnyCall,
     readonly request: Uint8Array | null,
   ) {

@@ -12,6 +12,8 @@ import type { EntityOperationKind } from '../publication/operations.js';
 import type { CompiledPublication } from '../publication/compiled-publication.js';
 import type { Invocation, OperationContext, Result } from '../operations/types.js';
 import { ENTITY_SPECS } from '../operations/entity/index.js';
+import { AUTHORED_OPERATION_SPEC } from '../operations/authored/spec.js';
+import type { AuthoredOperation } from '../publication/authored-operations.js';
 import { checkRequest, formatDocumentErrors, graphqlBodyOf, type GraphQLBody } from './request-document.js';
 import { entityTypeNames, GRAPHQL_ROOT_FIELDS, GRAPHQL_ROOT_KINDS, type GraphQLRootKind } from './names.js';
 import { graphqlSchemaOf } from './schema.js';
@@ -36,6 +38,9 @@ interface PublicationExecutor {
   /** Object types that are connections or edges (resolved from PageResult), by name. */
   connections: Set<string>;
   edges: Set<string>;
+  /** Mutation fields of authored operations, and their `<Name>Result` types (schema.ts). */
+  operations: ReadonlyMap<string, AuthoredOperation>;
+  operationResults: ReadonlySet<string>;
 }
 
 /** Dispatches one root field's operation (runtime/dispatch.ts, passed in to keep this module below it). */
@@ -45,6 +50,7 @@ interface RequestContext {
   ctx: OperationContext;
   dispatch: DispatchField;
   roots: Map<string, RootField>;
+  operations: ReadonlyMap<string, AuthoredOperation>;
   sc: SelectionContext;
   /** The request's time bound, client abort and root-field slots. */
   budget: RequestBudget;
@@ -54,7 +60,7 @@ const KIND_OPERATION: Record<RootKind, EntityOperationKind> = GRAPHQL_ROOT_KINDS
 
 function executorOf(pub: CompiledPublication): PublicationExecutor {
   return pub.derive('graphql-executor', () => {
-    const { schema } = graphqlSchemaOf(pub);
+    const { schema, operations, operationResults } = graphqlSchemaOf(pub);
     const roots = new Map<string, RootField>();
     const connections = new Set<string>();
     const edges = new Set<string>();
@@ -65,7 +71,7 @@ function executorOf(pub: CompiledPublication): PublicationExecutor {
       connections.add(n.connection);
       edges.add(n.edge);
     }
-    return { roots, connections, edges };
+    return { roots, connections, edges, operations, operationResults };
   });
 }
 
@@ -101,7 +107,7 @@ export async function executeGraphQL(ctx: OperationContext, dispatch: DispatchFi
   const services = ctx.services;
   const budget = new RequestBudget(services.limits.graphqlRequestTimeoutMs ?? DEFAULT_GRAPHQL_REQUEST_TIMEOUT_MS, rootSlotsFor(services.db.connections), services.db.backend === 'pglite', ctx.inv.signal);
   try {
-    return await run(ctx, { ctx, dispatch, roots: ex.roots, sc, budget }, ex, checked.document, op, body);
+    return await run(ctx, { ctx, dispatch, roots: ex.roots, operations: ex.operations, sc, budget }, ex, checked.document, op, body);
   } finally {
     budget.end();
   }
@@ -155,6 +161,8 @@ function fieldResolver(ex: PublicationExecutor): GraphQLFieldResolver<unknown, R
       }
       return null;
     }
+    // An operation's result: its return value's members by field name (the output schema was checked by the operation).
+    if (ex.operationResults.has(parent)) return (source as Record<string, unknown>)[info.fieldName] ?? null;
     if (ex.edges.has(parent) || parent === PAGE_INFO || parent === 'DeleteResult') return (source as Record<string, unknown>)[info.fieldName];
     // An entity row: values by response key; a masked column is absent.
     const row = source as ShapedRow;
@@ -174,7 +182,10 @@ const dataOf = (result: Result): unknown => (result.body as { data?: unknown } |
 
 async function resolveRoot(rc: RequestContext, fieldName: string, args: Record<string, unknown>, nodes: readonly FieldNode[], returnType: GraphQLOutputType): Promise<unknown> {
   const root = rc.roots.get(fieldName);
-  if (root === undefined) return null; // `_empty`
+  if (root === undefined) {
+    const op = rc.operations.get(fieldName);
+    return op === undefined ? null : resolveOperation(rc, op, args); // else `_empty`
+  }
   const { entity, kind } = root;
   const type = namedType(returnType) as GraphQLObjectType;
   const correlationId = rc.ctx.inv.correlationId;
@@ -219,11 +230,44 @@ async function shapeWritten(rc: RequestContext, entity: CompiledEntity, type: Gr
   return out;
 }
 
+/**
+ * An authored operation's mutation (CONTRACT "Operations"): dispatched
+ * through AUTHORED_OPERATION_SPEC as its REST route is (`id` the row of an
+ * instance operation, `input` the body, the request's Idempotency-Key), so
+ * grants, validation, limits and audit are REST's; a refusal is a GraphQL
+ * error with the envelope's code and reasonCode, like any root field's.
+ */
+async function resolveOperation(rc: RequestContext, op: AuthoredOperation, args: Record<string, unknown>): Promise<unknown> {
+  const correlationId = rc.ctx.inv.correlationId;
+  try {
+    const params: Record<string, string> = { operation: op.name };
+    if (op.entity !== null) params.id = String(args.id);
+    return dataOf(await dispatchInvocation(rc, {
+      operation: AUTHORED_OPERATION_SPEC, collection: op.collection, params, body: plain(args.input), idempotencyKey: rc.ctx.inv.idempotencyKey, bindingId: `graphql:${op.capabilityId}`,
+    }));
+  } catch (err) {
+    throw graphqlErrorOf(ServiceError.is(err) ? err : maskError(err, correlationId, rc.ctx.services.log), correlationId);
+  }
+}
+
+/** graphql-js coerces input objects with a null prototype: the operation gets the body REST would, plain JSON. */
+function plain(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(plain);
+  if (typeof v !== 'object' || v === null) return v;
+  const out: Record<string, unknown> = {};
+  for (const [k, x] of Object.entries(v)) out[k] = plain(x);
+  return out;
+}
+
 /** One root field as its REST twin's operation, through dispatch(): a failure comes back as its ServiceError. */
-async function dispatchOne(rc: RequestContext, entity: CompiledEntity, kind: RootKind, extra: Partial<Invocation>): Promise<Result> {
+function dispatchOne(rc: RequestContext, entity: CompiledEntity, kind: RootKind, extra: Partial<Invocation>): Promise<Result> {
+  return dispatchInvocation(rc, { operation: ENTITY_SPECS[KIND_OPERATION[kind]], collection: entity.collection, ...extra });
+}
+
+async function dispatchInvocation(rc: RequestContext, extra: Pick<Invocation, 'operation' | 'collection'> & Partial<Invocation>): Promise<Result> {
   const base = rc.ctx.inv;
   const inv: Invocation = {
-    correlationId: base.correlationId, protocol: 'graphql', operation: ENTITY_SPECS[KIND_OPERATION[kind]], collection: entity.collection, relation: null,
+    correlationId: base.correlationId, protocol: 'graphql', relation: null,
     params: {}, query: EMPTY_QUERY, body: undefined, bearer: base.bearer, tenantHeader: base.tenantHeader, projectHeader: base.projectHeader,
     branchHeader: base.branchHeader, idempotencyKey: null, ifMatch: null, basePath: base.basePath, clientAddress: base.clientAddress ?? null,
     // Stage 1 ran for the request (GraphQL.Request): the root field keeps its actor instead of verifying the token again.

@@ -7,6 +7,9 @@ import type { CompiledEntity } from '../entities/compiled-entity.js';
 import type { FieldDef, FieldType } from '../publication/model.js';
 import type { CompiledPublication } from '../publication/compiled-publication.js';
 import { entityTypeNames, enumFilterName, enumTypeName, enumValueName, servableEntities, sortFieldValue, type EntityTypeNames } from './names.js';
+import type { AuthoredOperation } from '../publication/authored-operations.js';
+import { servableGraphQLOperations } from './operation-names.js';
+import { operationField } from './operation-types.js';
 import { DateTimeScalar, DecimalScalar, InstantScalar, JSONScalar } from './scalars.js';
 
 /**
@@ -17,6 +20,10 @@ import { DateTimeScalar, DecimalScalar, InstantScalar, JSONScalar } from './scal
  */
 export interface PublicationGraphQL {
   schema: GraphQLSchema;
+  /** Mutation field → the authored operation it runs (operation-names.ts servableGraphQLOperations). */
+  operations: ReadonlyMap<string, AuthoredOperation>;
+  /** The `<Name>Result` object types: their fields read the operation's return value by name. */
+  operationResults: ReadonlySet<string>;
   /** Entities left out because a derived type name collided (models that predate the definition-time check). */
   skipped: string[];
 }
@@ -254,16 +261,22 @@ export function buildPublicationSchema(pub: CompiledPublication): PublicationGra
     mutation[n.deleteField] = { type: new GraphQLNonNull(b.deleteResult), args: { id: { type: new GraphQLNonNull(GraphQLID) } } };
     subscription[n.changedField] = { type: new GraphQLNonNull(b.changeOf(e)), args: { filter: { type: b.filterOf(e) } } };
   }
+  const operations = new Map<string, AuthoredOperation>();
+  const operationResults = new Set<string>();
+  for (const op of servableGraphQLOperations(pub.authoredOperations, kept)) {
+    const { field, resultType } = operationField(op);
+    mutation[op.name] = field;
+    operations.set(op.name, op);
+    if (resultType !== null) operationResults.add(resultType);
+  }
   // GraphQL needs a Query type with a field; a project without entities gets this placeholder.
   if (kept.length === 0) query._empty = { type: GraphQLBoolean, description: 'Present only while the project defines no entity; always null.' };
   const schema = new GraphQLSchema({
     query: new GraphQLObjectType({ name: 'Query', fields: query }),
-    ...(kept.length === 0 ? {} : {
-      mutation: new GraphQLObjectType({ name: 'Mutation', fields: mutation }),
-      subscription: new GraphQLObjectType({ name: 'Subscription', fields: subscription }),
-    }),
+    ...(Object.keys(mutation).length === 0 ? {} : { mutation: new GraphQLObjectType({ name: 'Mutation', fields: mutation }) }),
+    ...(kept.length === 0 ? {} : { subscription: new GraphQLObjectType({ name: 'Subscription', fields: subscription }) }),
   });
-  return { schema, skipped };
+  return { schema, skipped, operations, operationResults };
 }
 
 /** The publication's schema, built on first use and kept with the (immutable) publication. */

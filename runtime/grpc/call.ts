@@ -7,6 +7,9 @@ import type { DispatchFn, GrpcExchange, GrpcReply } from './exchange.js';
 import { grpcSchemaOf } from './schema.js';
 import { runBatchCreate, runStreamList, runWatch } from './streams.js';
 import { runUnary } from './unary.js';
+import { isGrpcMethod } from './names.js';
+import { operationBindingId, runOperation } from './operation-call.js';
+import type { GrpcSchema } from './schema.js';
 
 /** Response metadata a call answers with (lower-case gRPC metadata keys). */
 export type ResponseMetadata = Readonly<Record<string, string>>;
@@ -52,7 +55,7 @@ export async function runGrpcCall(ctx: OperationContext, dispatch: DispatchFn): 
   const { exchange: ex, started } = ctx.inv.body as GrpcCallBody;
   const schema = await grpcSchemaOf(ctx.services.db, ctx.scope!.publication);
   const types = schema.services.get(ex.service);
-  if (types === undefined) throw unknownMethod(ex.service, ex.method);
+  if (types === undefined || !isGrpcMethod(ex.method)) return runOperationCall(ctx, dispatch, schema, ex);
   const bindingId = grpcBindingId(types.entity.entityName, ex.method);
   const cc: CallContext = { ctx, dispatch, types, bindingId };
   const headers = await responseMetadata(ctx, bindingId);
@@ -74,6 +77,19 @@ export async function runGrpcCall(ctx: OperationContext, dispatch: DispatchFn): 
     }
   } catch (err) {
     // A refusal is an error answer: only the publication version goes with it (REST's errors carry no deprecation headers).
+    if (err instanceof Refused) return reply({ kind: 'error', error: err.error });
+    throw err;
+  }
+}
+
+/** A method that is no entity method: an authored operation's (`OrderService/Approve`, `OperationService/Recalculate`), or unknown. */
+async function runOperationCall(ctx: OperationContext, dispatch: DispatchFn, schema: GrpcSchema, ex: GrpcExchange): Promise<Result> {
+  const op = schema.operations.get(`${ex.service}/${ex.method}`);
+  if (op === undefined || ex.request === null) throw unknownMethod(ex.service, ex.method);
+  const headers = await responseMetadata(ctx, operationBindingId(op));
+  try {
+    return reply({ kind: 'message', bytes: await runOperation(ctx, dispatch, schema, op, ex.request) }, headers);
+  } catch (err) {
     if (err instanceof Refused) return reply({ kind: 'error', error: err.error });
     throw err;
   }

@@ -88,6 +88,9 @@ const WELL_KNOWN: ReadonlyMap<string, Uint8Array> = new Map([
   })],
 ]);
 
+/** A message of the file (`Order`) or a well-known type's full name (`google.protobuf.Struct`), as a descriptor names it. */
+const typeRef = (pkg: string, name: string): string => (name.includes('.') ? `.${name}` : `.${pkg}.${name}`);
+
 /** The project file's FileDescriptorProto followed by those of its imports: what reflection answers. */
 export function fileDescriptors(file: ProtoFile): { name: string; files: Uint8Array[] } {
   const own = encodeFile({
@@ -96,7 +99,7 @@ export function fileDescriptors(file: ProtoFile): { name: string; files: Uint8Ar
     service: file.services.map((s) => ({
       name: s.name,
       method: s.methods.map((m) => ({
-        name: m.name, inputType: `.${file.package}.${m.input}`, outputType: `.${file.package}.${m.output}`,
+        name: m.name, inputType: typeRef(file.package, m.input), outputType: typeRef(file.package, m.output),
         ...(m.clientStreaming ? { clientStreaming: true } : {}), ...(m.serverStreaming ? { serverStreaming: true } : {}),
       })),
     })),

@@ -1,7 +1,6 @@
 import type { ServiceError } from '../errors/service-error.js';
 import type { Outcome } from '../dispatch.js';
 import type { Invocation } from '../operations/types.js';
-import type { GrpcMethodName } from './names.js';
 
 /**
  * One gRPC call as the runtime sees it: the adapter (adapters/grpc/) owns
@@ -10,7 +9,8 @@ import type { GrpcMethodName } from './names.js';
  */
 export interface GrpcExchange {
   readonly service: string;
-  readonly method: GrpcMethodName;
+  /** An entity method (names.ts GRPC_METHODS) or an authored operation's (`Approve`). */
+  readonly method: string;
   /** The request message of a unary or server-streaming call. */
   readonly request: Uint8Array | null;
   /** Client streaming: the next message, or null once the client half-closed (or the call ended). */

@@ -65,11 +65,16 @@ export function grpcEntityNames(entityName: string): GrpcEntityNames {
 /** `placedAt` → `placed_at` (field names have no underscores, so the mapping is one-to-one). */
 export const snakeCase = (name: string): string => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 
-/** `/service.app.OrderService/Get` → its service and method; null for any other path. */
-export function parseMethodPath(path: string): { service: string; method: GrpcMethodName } | null {
-  const m = /^\/service\.app\.([A-Z][A-Za-z0-9]{0,62}Service)\/([A-Za-z]+)$/.exec(path);
-  if (m === null || !isGrpcMethod(m[2]!)) return null;
-  return { service: m[1]!, method: m[2] };
+/**
+ * `/service.app.OrderService/Get` → its service and method; null for any
+ * other path. A method that is no entity method may be an authored
+ * operation's (`/service.app.OrderService/Approve`,
+ * `/service.app.OperationService/Recalculate`): unary, decided per call.
+ */
+export function parseMethodPath(path: string): { service: string; method: string } | null {
+  const m = /^\/service\.app\.([A-Z][A-Za-z0-9]{0,62}Service)\/([A-Z][A-Za-z0-9]{0,62})$/.exec(path);
+  if (m === null) return null;
+  return { service: m[1]!, method: m[2]! };
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { CompiledEntity } from '../entities/compiled-entity.js';
 import { GENERATED_NUMBERS, PROTO_TYPE, type EntityNumbers } from './field-numbers.js';
+import type { GrpcOperationRef } from './operation-names.js';
 import { GRPC_METHODS, grpcEntityNames, PROTO_PACKAGE, snakeCase, type GrpcMethodName } from './names.js';
 
 /** One field of a generated message. `type` is a scalar, a well-known type's full name, or a message of the file. */
@@ -20,7 +21,9 @@ export interface ProtoMessage {
 }
 
 export interface ProtoMethod {
-  name: GrpcMethodName;
+  /** An entity method, or an authored operation's (`Approve`). */
+  name: string;
+  /** A message of the file, or a well-known type's full name (`google.protobuf.Struct`). */
   input: string;
   output: string;
   clientStreaming: boolean;
@@ -95,13 +98,27 @@ const lowerFirst = (s: string): string => s.charAt(0).toLowerCase() + s.slice(1)
 /** The field of Create/UpdateRequest that carries the input: the entity name in snake case (`order`, `order_item`). */
 export const inputFieldOf = (entityName: string): string => snakeCase(lowerFirst(entityName));
 
-export function protoFileOf(entities: readonly CompiledEntity[], numberingOf: (e: CompiledEntity) => EntityNumbers): ProtoFile {
+/** The Struct every authored operation's method takes and answers (CONTRACT "Operations"). */
+export const STRUCT = 'google.protobuf.Struct';
+
+/**
+ * The project's file: each entity's messages and service, and the authored
+ * operations (grpc/operation-names.ts servableGrpcOperations) as unary
+ * methods `<Name>(google.protobuf.Struct) returns (google.protobuf.Struct)`,
+ * on their entity's service or on `OperationService`.
+ */
+export function protoFileOf(entities: readonly CompiledEntity[], numberingOf: (e: CompiledEntity) => EntityNumbers, operations: readonly GrpcOperationRef[] = []): ProtoFile {
   const messages: ProtoMessage[] = [];
   const services: ProtoService[] = [];
   for (const e of entities) {
     const parts = entityParts(e, numberingOf(e));
     messages.push(...parts.messages);
     services.push(parts.service);
+  }
+  for (const ref of operations) {
+    let service = services.find((s) => s.name === ref.service);
+    if (service === undefined) services.push((service = { name: ref.service, methods: [] }));
+    service.methods.push({ name: ref.method, input: STRUCT, output: STRUCT, clientStreaming: false, serverStreaming: false });
   }
   return { package: PROTO_PACKAGE, imports: WELL_KNOWN_IMPORTS, messages, services };
 }

@@ -4,7 +4,9 @@ import type { CompiledEntity } from '../entities/compiled-entity.js';
 import type { CompiledPublication } from '../publication/compiled-publication.js';
 import { fileDescriptors } from './descriptor.js';
 import { grpcEntityNames, PROTO_PACKAGE, servableGrpcEntities, type GrpcEntityNames } from './names.js';
-import { protoFileOf, WELL_KNOWN_IMPORTS, type ProtoFile } from './proto-model.js';
+import { protoFileOf, STRUCT, WELL_KNOWN_IMPORTS, type ProtoFile } from './proto-model.js';
+import { grpcOperationRef, servableGrpcOperations } from './operation-names.js';
+import type { AuthoredOperation } from '../publication/authored-operations.js';
 import { protoText } from './proto-text.js';
 import { numberingOf } from './publication-history.js';
 
@@ -34,6 +36,10 @@ export interface GrpcSchema {
   text: string;
   /** `OrderService` → its entity's types. */
   services: ReadonlyMap<string, GrpcEntityTypes>;
+  /** `OrderService/Approve`, `OperationService/Recalculate` → the authored operation the method runs. */
+  operations: ReadonlyMap<string, AuthoredOperation>;
+  /** google.protobuf.Struct: what an operation's method takes and answers. */
+  struct: protobuf.Type;
   /** Encoded FileDescriptorProtos: the project file first, then its imports (reflection). */
   descriptors: { name: string; files: Uint8Array[] };
   /** Fully qualified symbols of the project file (services, methods, messages, fields) for reflection. */
@@ -68,7 +74,8 @@ function symbolsOf(file: ProtoFile): Set<string> {
 async function compile(db: SqlExecutor, pub: CompiledPublication): Promise<GrpcSchema> {
   const numbering = await numberingOf(db, pub.record);
   const entities = servableGrpcEntities(pub.entities.values()).kept;
-  const file = protoFileOf(entities, (e) => numbering.of(e.entityName, e.userFields));
+  const ops = servableGrpcOperations(pub.authoredOperations, entities.map((e) => e.entityName));
+  const file = protoFileOf(entities, (e) => numbering.of(e.entityName, e.userFields), ops.map(grpcOperationRef));
   const text = protoText(file, `Plinth gRPC projection of publication ${pub.version} (CONTRACT: gRPC). Field numbers are stable across publications.`);
   const root = buildRoot(text);
   const type = (name: string): protobuf.Type => root.lookupType(`${PROTO_PACKAGE}.${name}`);
@@ -83,7 +90,11 @@ async function compile(db: SqlExecutor, pub: CompiledPublication): Promise<GrpcS
       change: type(names.change), batchResponse: type(names.batchResponse),
     });
   }
-  return { version: pub.version, file, text, services, descriptors: fileDescriptors(file), symbols: symbolsOf(file) };
+  const operations = new Map(ops.map((op) => {
+    const ref = grpcOperationRef(op);
+    return [`${ref.service}/${ref.method}`, op] as const;
+  }));
+  return { version: pub.version, file, text, services, operations, struct: root.lookupType(STRUCT), descriptors: fileDescriptors(file), symbols: symbolsOf(file) };
 }
 
 const compiled = new WeakMap<CompiledPublication, Promise<GrpcSchema>>();

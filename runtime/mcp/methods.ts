@@ -49,7 +49,7 @@ function initialize(rc: McpRequestContext, params: Record<string, unknown>): { r
         completions: {},
       },
       serverInfo: { ...SERVER_INFO },
-      instructions: 'Tools are the project\'s entity operations (<Entity>.list/get/create/update/delete); resources are entity schemas.',
+      instructions: 'Tools are the project\'s entity operations (<Entity>.list/get/create/update/delete) and its authored operations (<Entity>.<name>, operations.<name>); resources are entity schemas.',
       _meta: serviceMeta(rc),
     },
   };

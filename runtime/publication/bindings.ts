@@ -1,4 +1,7 @@
-import { entityTypeNames, GRAPHQL_ROOT_KINDS, type GraphQLRootKind } from '../graphql/names.js';
+import { entityTypeNames, GRAPHQL_ROOT_KINDS, type GraphQLRootKind, type NamedEntity } from '../graphql/names.js';
+import { servableGrpcEntities } from '../grpc/names.js';
+import { authoredBindingBodies } from './authored-bindings.js';
+import type { AuthoredOperation } from './authored-operations.js';
 import { grpcBindings } from './grpc-bindings.js';
 import type { ExposureBinding } from './exposure-binding.js';
 import type { EntityOperation } from './operations.js';
@@ -19,9 +22,11 @@ const hashed = (body: BindingBody): ExposureBinding => ({ ...body, descriptorHas
  * operation, and one GraphQL binding per root field that projects an entity
  * operation (`Query.orders` → `Entity.Order.List`, …, `Subscription.orderChanged`),
  * and the MCP tools, resources and prompt (mcp-bindings.ts).
- * `graphqlEntities`: the entities the GraphQL schema serves (names/servableEntities).
+ * The authored operations get theirs in every protocol (authored-bindings.ts).
+ * `graphqlKept`: the entities the GraphQL schema serves (names/servableEntities).
  */
-export function buildBindings(pub: Pick<PublicationRecord, 'tenantId' | 'projectId' | 'version'>, ops: readonly EntityOperation[], graphqlEntities: ReadonlySet<string>): ExposureBinding[] {
+export function buildBindings(pub: Pick<PublicationRecord, 'tenantId' | 'projectId' | 'version'>, ops: readonly EntityOperation[], graphqlKept: readonly NamedEntity[], authored: readonly AuthoredOperation[] = []): ExposureBinding[] {
+  const graphqlEntities = new Set(graphqlKept.map((e) => e.entityName));
   const out = ops.map((op) => hashed({
     bindingId: `rest:${op.operationId}`,
     tenantId: pub.tenantId,
@@ -62,6 +67,8 @@ export function buildBindings(pub: Pick<PublicationRecord, 'tenantId' | 'project
   }
   for (const b of mcpBindingBodies(pub, ops)) out.push(hashed(b));
   out.push(...grpcBindings(pub, ops));
+  const grpcEntities = servableGrpcEntities([...new Set(ops.map((o) => o.entity))].map((entityName) => ({ entityName }))).kept.map((e) => e.entityName);
+  for (const b of authoredBindingBodies(pub, authored, graphqlKept, grpcEntities)) out.push(hashed(b));
   return out;
 }
 

@@ -4,6 +4,7 @@ import { entityOperations, type EntityOperation } from './operations.js';
 import { relationsOf } from './relations.js';
 import { buildBindings, type ExposureBinding } from './bindings.js';
 import { servableEntities } from '../graphql/names.js';
+import { authoredOperations, type AuthoredOperation } from './authored-operations.js';
 export { modelHash } from './hash.js';
 
 export type { PublicationRecord } from './record.js';
@@ -17,6 +18,8 @@ export class CompiledPublication {
   readonly byCollection: ReadonlyMap<string, CompiledEntity>;
   readonly operations: ReadonlyMap<string, EntityOperation>;
   readonly bindings: readonly ExposureBinding[];
+  /** The operations its handlers declare (authored-operations.ts), sorted by capability id. */
+  readonly authoredOperations: readonly AuthoredOperation[];
   private readonly derived = new Map<string, unknown>();
 
   constructor(readonly record: PublicationRecord) {
@@ -30,7 +33,8 @@ export class CompiledPublication {
     this.byCollection = new Map([...entities.values()].map((e) => [e.collection, e]));
     const ops = entityOperations(record.model);
     this.operations = new Map(ops.map((o) => [o.operationId, o]));
-    this.bindings = buildBindings(record, ops, new Set(servableEntities(entities.values()).kept.map((e) => e.entityName)));
+    this.authoredOperations = authoredOperations(record.model);
+    this.bindings = buildBindings(record, ops, servableEntities(entities.values()).kept, this.authoredOperations);
   }
 
   get version(): number {

@@ -52,10 +52,15 @@ function descriptor(ctx: OperationContext, pub: CompiledPublication, basePath: s
       entityName: e.entityName, collection: e.collection, softDelete: e.softDelete,
       fields: e.userFields.map((f) => ({ name: f.name, type: f.type, nullable: f.nullable, ...(f.references === null ? {} : { references: f.references }) })),
     })),
-    operations: [...pub.operations.values()].map((o) => ({
+    operations: [...pub.operations.values()].map((o): Record<string, unknown> => ({
       operationId: o.operationId, entity: o.entity, kind: o.kind, method: o.method, path: o.path,
       successStatus: o.successStatus, requiredGrants: o.requiredGrants, bindings: bindingsOf.get(o.operationId) ?? [],
-    })),
+    })).concat(pub.authoredOperations.map((o): Record<string, unknown> => ({
+      // An authored operation (CONTRACT "Operations"): its capability id is its operationId, its surface names the handler's kind.
+      operationId: o.capabilityId, entity: o.entity, kind: o.handler.surface, method: 'POST',
+      path: o.collection === null ? `/operations/${o.name}` : `/${o.collection}/{id}/${o.name}`,
+      successStatus: 200, requiredGrants: o.requiredGrants, bindings: bindingsOf.get(o.capabilityId) ?? [],
+    }))),
     bindings: pub.bindings.map((b) => ({ bindingId: b.bindingId, protocolKind: b.protocolKind, exposureShape: b.exposureShape, routeOrName: b.routeOrName, descriptorHash: b.descriptorHash })),
   };
 }
