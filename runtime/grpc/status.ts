@@ -1,6 +1,5 @@
 import { BRIDGE_TIMEOUT_REASONS, GRPC_STATUS } from '../errors/codes.js';
 import type { ServiceError } from '../errors/service-error.js';
-import { httpStatusOf } from '../errors/envelope.js';
 
 /** gRPC status codes used by name here (grpc/status.proto). */
 export const GrpcCode = {
@@ -23,8 +22,6 @@ export interface GrpcStatus {
  * every other code has one status (runtime/errors/codes.ts GRPC_STATUS).
  */
 export function grpcCodeOf(err: ServiceError): number {
-  // An authored handler's failure (CONTRACT "Operations"): a limit it hit (504) is DEADLINE_EXCEEDED, anything else (502) INTERNAL.
-  if ((err.code as string) === 'BRIDGE_ERROR') return httpStatusOf(err) === 504 ? GrpcCode.DEADLINE_EXCEEDED : GrpcCode.INTERNAL;
   if (err.code === 'CONFLICT') {
     if (err.reasonCode.endsWith('.UniqueViolation')) return GrpcCode.ALREADY_EXISTS;
     if (err.reasonCode.endsWith('.ConcurrencyTokenMismatch')) return GrpcCode.ABORTED;

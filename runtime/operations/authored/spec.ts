@@ -3,7 +3,11 @@ import { authoredOperations, findAuthoredOperation, validatorsOf, type AuthoredO
 import { InvocationTx } from '../../authored/invocation-tx.js';
 import { failureError, invokeHandler, loadHandlerCode } from '../../authored/invoke.js';
 import type { HostTargets } from '../../authored/host-bridge.js';
-import type { AuthoredPool } from '../../authored/types.js';
+import type { AuthoredPool, HandlerDef, InvokeUsage } from '../../authored/types.js';
+import { admitAuthoredInvocation, type AuthoredAdmission } from '../../authored/admission.js';
+import { recordAuthoredInvocation } from '../../authored/evidence.js';
+import { authoredFetch } from '../../authored/egress.js';
+import { authoredLogTargets } from '../../authored/log.js';
 import { dispatchNested } from '../../dispatch-stages.js';
 import { defineSchemas, firstError, type TagDecl } from '../contract/index.js';
 import { controlEnvelope } from '../control/control-schemas.js';
@@ -27,12 +31,13 @@ const SCHEMAS = defineSchemas({
 const INPUT_INVALID = 'Operation.InvalidInput';
 
 /**
- * Host targets other parts plug in (`log.info|warn|error`, `fetch`): none yet,
- * so those calls answer NOT_FOUND `Handler.UnknownHostCall` until the evidence
- * and egress parts fill this in.
+ * The host targets besides `ctx.db` and `ctx.platform`: `ctx.log.*` into the audit trail of
+ * this correlation id (runtime/authored/log.ts, one set per invocation: it counts the lines),
+ * and `ctx.fetch` through the project's egress allow-list (runtime/authored/egress.ts).
  */
-export function hostTargetsOf(_ctx: OperationContext): HostTargets {
-  return {};
+export function hostTargetsOf(ctx: OperationContext, handler: HandlerDef): HostTargets {
+  const projectId = ctx.scope!.project.id;
+  return { fetch: (call) => authoredFetch(ctx.services, projectId, call), ...authoredLogTargets(ctx, handler) };
 }
 
 /**
@@ -72,10 +77,13 @@ async function requireRow(ctx: OperationContext, id: string): Promise<void> {
  * writes go through one transaction (`tx`), committed when it returns with an
  * answer that matches `output`, rolled back otherwise.
  */
-async function run(ctx: OperationContext, found: AuthoredOperation, pool: AuthoredPool, code: string, input: unknown, tx: InvocationTx | undefined): Promise<Result> {
+async function run(ctx: OperationContext, found: AuthoredOperation, pool: AuthoredPool, code: string, input: unknown, tx: InvocationTx | undefined, admission: OnceAdmission): Promise<Result> {
   const { handler } = found;
   const id = ctx.inv.params.id;
-  const outcome = await invokeHandler({ ctx, pool, handler, code, input, ...(id === undefined ? {} : { id }), ...(tx === undefined ? {} : { tx }), targets: hostTargetsOf(ctx) });
+  const outcome = await invokeHandler({ ctx, pool, handler, code, input, ...(id === undefined ? {} : { id }), ...(tx === undefined ? {} : { tx }), targets: hostTargetsOf(ctx, handler) });
+  // It ran, whatever ended it: its CPU counts, and it leaves its one audit row (CONTRACT "Evidence").
+  admission.settle(outcome.usage);
+  recordAuthoredInvocation(ctx, handler, outcome);
   const record = { handler: handler.name, surface: handler.surface, sha256: handler.sha256, bundleSha256: handler.bundleSha256, usage: outcome.usage };
   if (!outcome.ok) {
     ctx.authored = { ...record, outcome: outcome.failure.kind, failure: outcome.failure };
@@ -90,6 +98,16 @@ async function run(ctx: OperationContext, found: AuthoredOperation, pool: Author
   }
   ctx.authored = { ...record, outcome: 'ok' };
   return control(ctx, 'Operation', 'completed', value);
+}
+
+/** An admission settled or released once: whichever comes first wins, later calls do nothing. */
+interface OnceAdmission { settle(usage: InvokeUsage): void; release(): void }
+function onceAdmission(a: AuthoredAdmission): OnceAdmission {
+  let done = false;
+  return {
+    settle: (usage) => { if (!done) { done = true; a.settle(usage); } },
+    release: () => { if (!done) { done = true; a.release(); } },
+  };
 }
 
 /**
@@ -138,18 +156,22 @@ export const AUTHORED_OPERATION_SPEC: DeclaredSpec = {
     // binding stability were loaded for this project by this request's own stages).
     const code = await loadHandlerCode(ctx, handler);
     await ctx.services.quotas?.concurrency(ctx.scope!.project.id, 'authored.invocations');
+    // Quotas of authored code refuse here, before anything runs (429); a run that never starts (a replayed key) releases its claim.
+    const admission = onceAdmission(await admitAuthoredInvocation(ctx));
     // CoreHandler: one transaction. An Idempotency-Key's claim shares a transaction with what it guards, as on create.
     // An EdgeHandler's ctx.db is read-only (host-bridge.ts), so its transaction holds only the claim; its reads go through it too.
     const tx = handler.surface === 'CoreHandler' || (key !== null && handler.surface === 'EdgeHandler') ? new InvocationTx(ctx.services.db) : undefined;
-    const once = (): Promise<Result> => run(ctx, found, pool, code, input, tx);
+    const once = (): Promise<Result> => run(ctx, found, pool, code, input, tx, admission);
     let result: Result;
     try {
       // A ManagementHandler has no transaction of its own (its platform calls keep theirs): its key is claimed first.
       result = key === null ? await once() : tx === undefined ? await runClaimedIdempotent(ctx, key, once) : await runIdempotent(ctx, key, once, tx);
     } catch (err) {
+      admission.release();
       await tx?.rollback();
       throw err;
     }
+    admission.release();
     try {
       await tx?.commit();
     } catch (err) {
