@@ -225,6 +225,15 @@ forEachBackend('handlers: declaration and publication', (backend: Backend) => {
     assert.deepEqual(await served(c), [v2, sha(edited)]);
   });
 
+  it('a project with no publication yet: GET lists none; the first declaration is publication 1', async () => {
+    const c = (await bootstrapProject(server.url, server.adminToken, newSlug())).client;
+    assert.deepEqual(controlData(await c.get('/api/Schema/handlers'), 200, 'Handler', 'listed'), []);
+    await file(c, 'h.js', 'export default () => 1;\n');
+    const rec = controlData(await c.post('/api/Schema/handlers', { name: 'first', surface: 'ManagementHandler', source: 'h.js' }), 201);
+    assert.equal(rec.publicationVersion, 1);
+    assert.deepEqual(controlData(await c.get('/api/Schema/handlers'), 200).map((h: any) => h.name), ['first']);
+  });
+
   it('the schema diff of two versions keeps listing entities only; handler-only versions diff as unchanged entities', async () => {
     const c = await project();
     const v = controlData(await c.post('/api/Schema/handlers', { name: 'calc', surface: 'CoreHandler', source: 'src/main.ts' }), 201).publicationVersion;
