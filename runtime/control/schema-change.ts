@@ -4,6 +4,7 @@ import { alterEntityStatements, createEntityStatements, dropEntityStatements } f
 import { EMPTY_MODEL, findEntity, type EntityDef, type ProjectModel } from '../publication/model.js';
 import { definitionError, parseEntityDefinition } from '../publication/validate-definition.js';
 import type { PublicationRecord } from '../publication/compiled-publication.js';
+import { handlersOnEntity } from '../authored/handler-plan.js';
 
 const S = PLATFORM_SCHEMA;
 
@@ -66,7 +67,9 @@ export function planChange(model: ProjectModel, schema: string, action: SchemaAc
     if (existing === undefined) throw notFound('Schema.EntityNotFound', `entity '${name}' does not exist`);
     const users = model.entities.filter((e) => e.entityName !== name && e.fields.some((f) => f.references === name));
     if (users.length > 0) throw conflict('Schema.EntityReferenced', `'${name}' is referenced by ${users.map((e) => e.entityName).join(', ')}`, 'entityName');
-    return { entityName: name, before: existing, after: null, model: { entities: model.entities.filter((e) => e.entityName !== name) }, statements: dropEntityStatements(schema, existing) };
+    const handlers = handlersOnEntity(model, name);
+    if (handlers.length > 0) throw conflict('Schema.EntityReferenced', `'${name}' has operations of handlers ${handlers.map((h) => h.name).join(', ')}; drop them first`, 'entityName');
+    return { entityName: name, before: existing, after: null, model: { ...model, entities: model.entities.filter((e) => e.entityName !== name) }, statements: dropEntityStatements(schema, existing) };
   }
   const { def, problems, problemCount } = parseEntityDefinition(body, model);
   if (def === undefined) throw definitionError(problems, problemCount);
@@ -76,10 +79,10 @@ export function planChange(model: ProjectModel, schema: string, action: SchemaAc
     // A field other entities' relations rely on may not become something else silently; references into this entity only need its id.
     const statements = alterEntityStatements(schema, existing!, def);
     const entities = model.entities.map((e) => (e.entityName === def.entityName ? def : e));
-    return { entityName: def.entityName, before: existing!, after: def, model: { entities }, statements };
+    return { entityName: def.entityName, before: existing!, after: def, model: { ...model, entities }, statements };
   }
   const entities = [...model.entities, def].sort((a, b) => (a.entityName < b.entityName ? -1 : a.entityName > b.entityName ? 1 : 0));
-  return { entityName: def.entityName, before: null, after: def, model: { entities }, statements: createEntityStatements(schema, def) };
+  return { entityName: def.entityName, before: null, after: def, model: { ...model, entities }, statements: createEntityStatements(schema, def) };
 }
 
 /** DDL failures caused by existing rows become 422s that say so. */

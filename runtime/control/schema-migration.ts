@@ -7,12 +7,16 @@ import type { EntityDef, ProjectModel } from '../publication/model.js';
 import type { PublicationRecord } from '../publication/compiled-publication.js';
 import { mapDdlError, planChange, readHead, type PlannedChange, type SchemaAction, type SchemaChange, type SchemaChangeResult } from './schema-change.js';
 import { schemaCrashPoint } from './schema-crash-hook.js';
+import { isHandlerAction, planHandlerChange, publicHandler, type HandlerAction, type HandlerChangeInput, type HandlerPlan } from '../authored/handler-plan.js';
 
 const S = PLATFORM_SCHEMA;
 
-/** One change of a migration, as the caller gave it: an entity definition (create/alter) or `{ entityName }` (delete). */
+/**
+ * One change of a migration, as the caller gave it: an entity definition (create/alter) or
+ * `{ entityName }` (delete); or a pinned handler (addHandler/alterHandler) or `{ name }` (dropHandler).
+ */
 export interface ChangeInput {
-  action: SchemaAction;
+  action: SchemaAction | HandlerAction;
   body: unknown;
 }
 
@@ -43,6 +47,7 @@ export interface MigrationResult {
   publication: PublicationRecord;
   journalId: string;
   plans: PlannedChange[];
+  handlerPlans: HandlerPlan[];
   statements: string[];
 }
 
@@ -58,32 +63,54 @@ interface StoredPlan {
 
 export interface PlannedMigration {
   model: ProjectModel;
+  /** The entity changes' plans, in order. */
   plans: PlannedChange[];
+  /** The handler changes' plans, in order. */
+  handlerPlans: HandlerPlan[];
   statements: string[];
+}
+
+/** One change on a model: the model it leaves (entity changes through planChange, handler changes through planHandlerChange). */
+export function planOne(model: ProjectModel, schema: string, c: ChangeInput): { model: ProjectModel; entity?: PlannedChange; handler?: HandlerPlan } {
+  if (isHandlerAction(c.action)) {
+    const r = planHandlerChange(model, c as HandlerChangeInput);
+    return { model: r.model, handler: r.plan };
+  }
+  const p = planChange(model, schema, c.action, c.body);
+  return { model: p.model, entity: p };
 }
 
 /** Plans every change in order on the model the previous one left. Pure; the first failing change's error is the answer. */
 export function planMigration(model: ProjectModel, schema: string, changes: ChangeInput[]): PlannedMigration {
   if (changes.length === 0) throw validationFailed('Schema.NoChanges', 'at least one change is required', 'changes');
   const plans: PlannedChange[] = [];
+  const handlerPlans: HandlerPlan[] = [];
   const statements: string[] = [];
   let current = model;
   for (const c of changes) {
-    const p = planChange(current, schema, c.action, c.body);
-    plans.push(p);
-    statements.push(...p.statements);
-    current = p.model;
+    const r = planOne(current, schema, c);
+    if (r.entity !== undefined) {
+      plans.push(r.entity);
+      statements.push(...r.entity.statements);
+    }
+    if (r.handler !== undefined) handlerPlans.push(r.handler);
+    current = r.model;
   }
-  return { model: current, plans, statements };
+  return { model: current, plans, handlerPlans, statements };
 }
 
-const entityChange = (p: PlannedChange, action: SchemaAction): Record<string, unknown> =>
+const entityChange = (p: PlannedChange, action: SchemaAction | HandlerAction): Record<string, unknown> =>
   p.after === null ? { action, entityName: p.entityName } : { action, entityName: p.entityName, definition: p.after };
 
+const handlerChange = (p: HandlerPlan): Record<string, unknown> =>
+  p.after === null ? { action: p.op, name: p.name } : { action: p.op, name: p.name, handler: publicHandler(p.after) };
+
 /** The journal entry's public `change`. */
-export function journalChange(plan: StoredPlan, plans: PlannedChange[]): Record<string, unknown> {
+export function journalChange(plan: StoredPlan, planned: Pick<PlannedMigration, 'plans' | 'handlerPlans'>): Record<string, unknown> {
   if (plan.kind === 'transition') return { action: 'transition', ...plan.changeFields };
-  const each = plans.map((p, i) => entityChange(p, plan.changes[i]!.action));
+  let e = 0;
+  let h = 0;
+  const each = plan.changes.map((c) => (isHandlerAction(c.action) ? handlerChange(planned.handlerPlans[h++]!) : entityChange(planned.plans[e++]!, c.action)));
   if (plan.kind === 'single') return each[0]!;
   const base: Record<string, unknown> = { action: plan.kind, changes: each };
   if (plan.rollbackOf !== undefined) base.journalId = plan.rollbackOf.journalId;
@@ -102,7 +129,7 @@ const storedPlanOf = (m: SchemaMigration): StoredPlan => ({
 function planStored(model: ProjectModel, schema: string, plan: StoredPlan): PlannedMigration {
   if (plan.transition !== undefined) {
     const e = plan.transition.entity;
-    return { model: { entities: model.entities.map((x) => (x.entityName === e.entityName ? e : x)) }, plans: [], statements: [] };
+    return { model: { ...model, entities: model.entities.map((x) => (x.entityName === e.entityName ? e : x)) }, plans: [], handlerPlans: [], statements: [] };
   }
   return planMigration(model, schema, plan.changes);
 }
@@ -158,6 +185,7 @@ async function settle(tx: SqlExecutor, e: PendingEntry): Promise<MigrationResult
     publication: { tenantId: e.tenantId, projectId: e.projectId, branch: e.branch, version, schema: head.schema, model: planned.model, descriptorHash: hash, createdAt: created.rows[0]!.created_at },
     journalId: e.id,
     plans: planned.plans,
+    handlerPlans: planned.handlerPlans,
     statements,
   };
 }
@@ -184,9 +212,9 @@ export async function applySchemaMigration(db: SqlClient, m: SchemaMigration): P
      VALUES ($1, $2, $3, $4, $5, $6::text[], $7::jsonb, $8::jsonb, $9, $10, 'pending', $11, $12, $13::jsonb, $14::jsonb)`,
     [
       entry.id, m.projectId, m.branch, m.kind === 'single' ? m.changes[0]!.action : m.kind, names.join(','), names,
-      m.kind === 'single' && planned.plans[0]!.after !== null ? JSON.stringify(planned.plans[0]!.after) : null,
+      m.kind === 'single' && planned.plans[0] !== undefined && planned.plans[0].after !== null ? JSON.stringify(planned.plans[0].after) : null,
       JSON.stringify([...planned.statements, ...(m.extraStatements ?? [])]), head.version, head.version + 1, m.actor, m.correlationId,
-      JSON.stringify(journalChange(plan, planned.plans)), JSON.stringify(plan),
+      JSON.stringify(journalChange(plan, planned)), JSON.stringify(plan),
     ],
   );
   schemaCrashPoint('after-pending');

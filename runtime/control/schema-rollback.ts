@@ -1,9 +1,10 @@
 import { PLATFORM_SCHEMA, type SqlExecutor } from '../../storage/index.js';
 import { ServiceError, conflict, notFound } from '../errors/service-error.js';
 import { EMPTY_MODEL, findEntity, type EntityDef, type ProjectModel } from '../publication/model.js';
-import { planChange, readHead } from './schema-change.js';
+import { readHead } from './schema-change.js';
 import { canonicalJson } from './schema-diff.js';
-import type { ChangeInput } from './schema-migration.js';
+import { planOne, type ChangeInput } from './schema-migration.js';
+import { handlerChangesBetween } from '../authored/handler-plan.js';
 
 const S = PLATFORM_SCHEMA;
 
@@ -24,7 +25,7 @@ export async function modelAt(db: SqlExecutor, projectId: string, branch: string
 }
 
 /**
- * The changes that bring `from` back to `to`, in an order each applies in.
+ * The changes that bring `from` back to `to` (entities and handlers), in an order each applies in.
  */
 export function changesBetween(from: ProjectModel, to: ProjectModel, schema: string): ChangeInput[] {
   const pending: ChangeInput[] = [];
@@ -34,6 +35,7 @@ export function changesBetween(from: ProjectModel, to: ProjectModel, schema: str
     if (now === undefined) pending.push({ action: 'create', body: bodyOf(e) });
     else if (canonicalJson(now) !== canonicalJson(e)) pending.push({ action: 'alter', body: bodyOf(e) });
   }
+  pending.push(...handlerChangesBetween(from, to));
   return orderChanges(from, schema, pending);
 }
 
@@ -51,7 +53,7 @@ export function orderChanges(model: ProjectModel, schema: string, changes: Chang
     const before = pending.length;
     for (let i = 0; i < pending.length; ) {
       try {
-        current = planChange(current, schema, pending[i]!.action, pending[i]!.body).model;
+        current = planOne(current, schema, pending[i]!).model;
         ordered.push(pending.splice(i, 1)[0]!);
       } catch (err) {
         if (!ServiceError.is(err)) throw err;

@@ -18,6 +18,7 @@ export interface ErrorEnvelope {
     truncated?: boolean;
     decision?: string;
     requiredStrength?: string;
+    details?: Record<string, unknown>;
   };
 }
 
@@ -43,6 +44,7 @@ export function toErrorEnvelope(err: ServiceError, correlationId: string, basePa
   if (d.unmetGates !== undefined) body.unmetGates = d.unmetGates;
   if (d.decision !== undefined) body.decision = d.decision;
   if (d.requiredStrength !== undefined) body.requiredStrength = d.requiredStrength;
+  if (d.details !== undefined) body.details = d.details;
   if (d.errors !== undefined) {
     body.errors = d.errors;
     body.errorCount = d.errorCount ?? d.errors.length;

@@ -20,6 +20,8 @@ export interface ErrorDetails {
   requiredStrength?: string;
   /** MCP scopes the token lacks (runtime/mcp/scopes.ts). */
   missingScopes?: string[];
+  /** Structured facts about the error for the caller (`error.details`; a handler's compile problem: `{ path, line, column, message }`). */
+  details?: Record<string, unknown>;
   /** Extra response headers (quota headers, Allow, …). */
   headers?: Record<string, string>;
 }

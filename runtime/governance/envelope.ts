@@ -21,9 +21,17 @@ export interface Envelope {
    * quota even where the project sets none.
    */
   maxQuotas?: Record<string, number>;
+  /**
+   * The most a handler under this envelope may ask for per invocation (CONTRACT "Sandbox and
+   * limits"): a declaration whose limits exceed any of these is refused (422).
+   */
+  maxHandlerLimits?: Partial<Record<HandlerLimitKey, number>>;
 }
 
-const KEYS = ['deniedGrants', 'allowedGrants', 'maxPageSize', 'requireStrength', 'maxQuotas'];
+export const HANDLER_LIMIT_KEYS = ['cpuMs', 'wallMs', 'memoryMiB'] as const;
+export type HandlerLimitKey = (typeof HANDLER_LIMIT_KEYS)[number];
+
+const KEYS = ['deniedGrants', 'allowedGrants', 'maxPageSize', 'requireStrength', 'maxQuotas', 'maxHandlerLimits'];
 /** Bounds that keep a stored envelope, and the matchers compiled from it, small. */
 const MAX_PATTERNS = 200;
 const MAX_PAGE_SIZE = 1_000_000_000;
@@ -86,6 +94,22 @@ export function parseEnvelopeBody(body: unknown): Envelope {
     out.requireStrength = map;
   }
   if (raw.maxQuotas !== undefined) out.maxQuotas = maxQuotasOf(raw.maxQuotas);
+  if (raw.maxHandlerLimits !== undefined) out.maxHandlerLimits = maxHandlerLimitsOf(raw.maxHandlerLimits);
+  return out;
+}
+
+function maxHandlerLimitsOf(raw: unknown): Partial<Record<HandlerLimitKey, number>> {
+  if (!isObject(raw)) throw validationFailed('Governance.InvalidEnvelope', `maxHandlerLimits must be an object of ${HANDLER_LIMIT_KEYS.join(', ')} caps`, 'envelope.maxHandlerLimits');
+  const out: Partial<Record<HandlerLimitKey, number>> = {};
+  for (const [key, cap] of Object.entries(raw)) {
+    if (!(HANDLER_LIMIT_KEYS as readonly string[]).includes(key)) {
+      throw validationFailed('Governance.UnknownProperty', `maxHandlerLimits keys are ${HANDLER_LIMIT_KEYS.join(', ')}`, `envelope.maxHandlerLimits.${key.slice(0, 64)}`);
+    }
+    if (typeof cap !== 'number' || !Number.isSafeInteger(cap) || cap < 1) {
+      throw validationFailed('Governance.InvalidHandlerLimitCap', 'a handler limit cap is a positive integer', `envelope.maxHandlerLimits.${key}`);
+    }
+    out[key as HandlerLimitKey] = cap;
+  }
   return out;
 }
 

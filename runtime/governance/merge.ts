@@ -16,8 +16,8 @@ const patterns = (list: readonly string[]): Pattern[] => list.map((t) => parsePa
  * hierarchy and governance): denied patterns unite, allowed lists intersect
  * (absent when no link sets one: no restriction), the smallest maxPageSize
  * wins, and each requireStrength pattern asks for the strongest strength any
- * link asks for, and each quota cap (maxQuotas) is the smallest any link
- * sets. A child can only narrow what its ancestors allow.
+ * link asks for, and each quota cap (maxQuotas) and handler limit cap
+ * (maxHandlerLimits) is the smallest any link sets. A child can only narrow what its ancestors allow.
  */
 export function mergeChain(chain: readonly ChainLink[]): Envelope {
   const denied = new Set<string>();
@@ -25,6 +25,7 @@ export function mergeChain(chain: readonly ChainLink[]): Envelope {
   let maxPageSize: number | null = null;
   const strength = new Map<string, StepUpStrength>();
   const caps = new Map<string, number>();
+  const handlerCaps = new Map<string, number>();
   // Root first, so the merged lists read from the widest rule down.
   for (let i = chain.length - 1; i >= 0; i--) {
     const e = chain[i]!.envelope;
@@ -36,6 +37,7 @@ export function mergeChain(chain: readonly ChainLink[]): Envelope {
       if (held === undefined || rank(s) > rank(held)) strength.set(p, s);
     }
     for (const [kind, cap] of Object.entries(e.maxQuotas ?? {})) caps.set(kind, Math.min(cap, caps.get(kind) ?? cap));
+    for (const [key, cap] of Object.entries(e.maxHandlerLimits ?? {})) handlerCaps.set(key, Math.min(cap, handlerCaps.get(key) ?? cap));
   }
   const out: Envelope = {};
   if (denied.size > 0) out.deniedGrants = [...denied];
@@ -43,5 +45,6 @@ export function mergeChain(chain: readonly ChainLink[]): Envelope {
   if (maxPageSize !== null) out.maxPageSize = maxPageSize;
   if (strength.size > 0) out.requireStrength = Object.fromEntries(strength);
   if (caps.size > 0) out.maxQuotas = Object.fromEntries(caps);
+  if (handlerCaps.size > 0) out.maxHandlerLimits = Object.fromEntries(handlerCaps);
   return out;
 }

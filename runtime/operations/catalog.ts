@@ -27,6 +27,7 @@ import { INTROSPECTION_SPECS } from './control/introspection.js';
 import { PROPOSAL_SPECS } from './control/proposals.js';
 import { DEPLOYMENT_SPECS } from './control/deployments.js';
 import { SCHEMA_SPECS } from './control/schema.js';
+import { HANDLER_SPECS } from './control/handlers.js';
 import { SCHEMA_TRANSITION_SPECS } from './control/schema-transition.js';
 import { IDENTITY_OPERATIONS } from './identity/index.js';
 import { EVENT_SPECS } from './control/events.js';
@@ -77,6 +78,7 @@ export const PLATFORM_OPERATIONS: readonly DeclaredSpec[] = [
 
   // Schema: entities, journal, migrations, snapshots, transitions.
   ...Object.values(SCHEMA_SPECS),
+  ...Object.values(HANDLER_SPECS),
   ...Object.values(SCHEMA_TRANSITION_SPECS),
 
 

@@ -2,13 +2,12 @@ import { quoteIdent, type SqlExecutor } from '../../storage/index.js';
 import { canonicalJson, fieldChanges } from '../control/schema-diff.js';
 import type { EntityDef, FieldDef, ProjectModel } from '../publication/model.js';
 import { qualifiedTable } from '../publication/sql-names.js';
+import { handlerDiff, type HandlerAction } from '../authored/handler-plan.js';
 
-/** One entry of a proposal's `diff` (CONTRACT "Proposals"), also the vocabulary of a deployment plan. */
-export interface DiffEntry {
-  op: 'addEntity' | 'alterEntity' | 'dropEntity';
-  entityName: string;
-  fields?: Array<{ op: 'addField' | 'dropField' | 'alterField'; field: string }>;
-}
+/** One entry of a proposal's `diff` (CONTRACT "Proposals", "Handlers"), also the vocabulary of a deployment plan. */
+export type DiffEntry =
+  | { op: 'addEntity' | 'alterEntity' | 'dropEntity'; entityName: string; fields?: Array<{ op: 'addField' | 'dropField' | 'alterField'; field: string }> }
+  | { op: HandlerAction; name: string };
 
 export interface ValidationProblem {
   entityName: string;
@@ -19,7 +18,7 @@ export interface ValidationProblem {
 
 const byName = (m: ProjectModel): Map<string, EntityDef> => new Map(m.entities.map((e) => [e.entityName, e]));
 
-/** One entry per entity that differs between `from` (base) and `to` (head), in entity-name order. */
+/** One entry per entity that differs between `from` (base) and `to` (head), in entity-name order; then one per differing handler, in name order. */
 export function modelDiff(from: ProjectModel, to: ProjectModel): DiffEntry[] {
   const a = byName(from);
   const b = byName(to);
@@ -32,6 +31,7 @@ export function modelDiff(from: ProjectModel, to: ProjectModel): DiffEntry[] {
     else if (after === null) out.push({ op: 'dropEntity', entityName: n });
     else if (canonicalJson(before) !== canonicalJson(after)) out.push({ op: 'alterEntity', entityName: n, fields: fieldChanges(before, after) });
   }
+  out.push(...handlerDiff(from, to));
   return out;
 }
 

@@ -65,6 +65,7 @@ export function sharedSchemas(): Json {
             explainUrl: { type: 'string', description: 'Explainability record of the decision (`/api/Explainability/access?correlationId=…`).' },
             bindingId: { type: 'string' },
             missingGrants: { type: 'array', items: { type: 'string' } },
+            details: { type: 'object', description: 'Structured facts about the error, e.g. a handler\'s compile problem `{ path, line, column, message }`.' },
             errors: {
               type: 'array',
               description: 'One entry per invalid field when several are wrong; at most 100.',

@@ -66,11 +66,12 @@ export const CONTROL_COMMON_SCHEMAS = defineSchemas({
     properties: { op: { type: 'string', enum: ['addField', 'dropField', 'alterField'] }, field: str('Field name.') },
   },
   ControlDiffEntry: {
-    type: 'object', required: ['op', 'entityName'],
-    description: 'One differing entity (proposal `diff`, deployment plan `migrations`); an add or alter names the fields it changes.',
+    type: 'object', required: ['op'],
+    description: 'One differing entity (proposal `diff`, deployment plan `migrations`), with `entityName`; an add or alter names the fields it changes. Or one differing handler, with `name`.',
     properties: {
-      op: { type: 'string', enum: ['addEntity', 'alterEntity', 'dropEntity'] },
+      op: { type: 'string', enum: ['addEntity', 'alterEntity', 'dropEntity', 'addHandler', 'alterHandler', 'dropHandler'] },
       entityName: str(),
+      name: str('Handler name (handler entries).'),
       fields: { type: 'array', items: schemaRef('ControlFieldChange') },
     },
   },

@@ -97,6 +97,11 @@ export const PROJECT_SCHEMAS = defineSchemas({
         description: 'Grant pattern → the step-up strength a call it covers needs.',
       },
       maxQuotas: { type: 'object', additionalProperties: { type: 'integer', minimum: 0 }, description: 'Quota kind → the most a project under the envelope may consume.' },
+      maxHandlerLimits: {
+        type: 'object', additionalProperties: false,
+        properties: { cpuMs: { type: 'integer', minimum: 1 }, wallMs: { type: 'integer', minimum: 1 }, memoryMiB: { type: 'integer', minimum: 1 } },
+        description: 'The most a handler under the envelope may ask for per invocation (a larger `limits` at declaration: 422 `Handler.LimitsExceedEnvelope`).',
+      },
     },
   },
   /**

@@ -29,8 +29,12 @@ export const SCHEMA_JOURNAL_SCHEMAS = defineSchemas({
       id: uuidSchema(), publicationVersion: version('The publication the change made.'),
       change: {
         type: 'object', required: ['action'],
-        description: 'One entity: `{ action: create|alter|delete, entityName, definition? }`; otherwise `{ action: migrate|merge|rollback|batch|transition, … }`.',
-        properties: { action: { type: 'string', enum: ['create', 'alter', 'delete', 'migrate', 'merge', 'rollback', 'batch', 'transition'] }, entityName: str(), definition: schemaRef('ControlEntityDefinition') },
+        description: 'One entity: `{ action: create|alter|delete, entityName, definition? }`; one handler: `{ action: addHandler|alterHandler|dropHandler, name, handler? }`; otherwise `{ action: migrate|merge|rollback|batch|transition, … }`.',
+        properties: {
+          action: { type: 'string', enum: ['create', 'alter', 'delete', 'addHandler', 'alterHandler', 'dropHandler', 'migrate', 'merge', 'rollback', 'batch', 'transition'] },
+          entityName: str(), definition: schemaRef('ControlEntityDefinition'),
+          name: str('Handler name (handler changes).'), handler: { type: 'object', description: 'The handler as declared (handler changes other than a drop).' },
+        },
       },
       state: { type: 'string', enum: ['applied', 'rolledBack', 'failed'] },
       at: at(),
