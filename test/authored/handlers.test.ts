@@ -234,10 +234,13 @@ forEachBackend('handlers: declaration and publication', (backend: Backend) => {
     assert.deepEqual(controlData(await c.get('/api/Schema/handlers'), 200).map((h: any) => h.name), ['first']);
   });
 
-  it('the schema diff of two versions keeps listing entities only; handler-only versions diff as unchanged entities', async () => {
+  it('GET /api/Schema/diff lists handler changes in `handlers`; entities unchanged', async () => {
     const c = await project();
     const v = controlData(await c.post('/api/Schema/handlers', { name: 'calc', surface: 'CoreHandler', source: 'src/main.ts' }), 201).publicationVersion;
     const diff = controlData(await c.get(`/api/Schema/diff?from=${v - 1}&to=${v}`), 200);
     assert.deepEqual([diff.added, diff.removed, diff.changed], [[], [], []]);
+    assert.deepEqual(diff.handlers, [{ op: 'addHandler', name: 'calc' }]);
+    expectStatus(await c.delete('/api/Schema/handlers/calc'), 204);
+    assert.deepEqual(controlData(await c.get(`/api/Schema/diff?from=${v}`), 200).handlers, [{ op: 'dropHandler', name: 'calc' }]);
   });
 });

@@ -74,6 +74,10 @@ export const SCHEMA_ENTITY_SCHEMAS = defineSchemas({
       from: { type: ['integer', 'string'], description: 'The resolved `from` (a publication version).' },
       to: { type: ['integer', 'string'], description: 'The resolved `to`.' },
       added: names('Entities in `to` only.'), removed: names('Entities in `from` only.'), changed: names('Entities whose definition differs.'),
+      handlers: {
+        type: 'array', description: 'One entry per handler that differs, in name order (the proposal diff vocabulary); absent when none does.',
+        items: { type: 'object', required: ['op', 'name'], properties: { op: { type: 'string', enum: ['addHandler', 'alterHandler', 'dropHandler'] }, name: { type: 'string' } } },
+      },
     },
   }),
 });

@@ -7,6 +7,7 @@ import { collectionName } from '../../publication/naming.js';
 import { parseEntityDefinition } from '../../publication/validate-definition.js';
 import { control } from '../envelopes.js';
 import { SCHEMA_JOURNAL_SPECS } from './schema-journal.js';
+import { handlerDiff } from '../../authored/handler-plan.js';
 import type { DeclaredSpec, OperationContext } from '../types.js';
 import type { OperationContract } from '../contract/index.js';
 import { SCHEMA_ENTITY_SCHEMAS as ES } from './schema-entity-schemas.js';
@@ -123,7 +124,7 @@ export const SCHEMA_SPECS = {
     return control(ctx, 'Schema', 'read', { publicationVersion: ctx.scope!.publication.version, ...entityMetadata(ctx, name) });
   }),
   diff: op('Schema.Diff', {
-    summary: 'Entities added, removed and changed between two publications or branch heads', routes: [{ method: 'GET', path: 'Schema/diff' }],
+    summary: 'Entities added, removed and changed between two publications or branch heads (and handlers, in `handlers`)', routes: [{ method: 'GET', path: 'Schema/diff' }],
     query: { from: { description: `${REF} Default: the version before \`to\`.` }, to: { description: `${REF} Default: the branch head.` } },
     output: { status: 200, body: ES.ControlSchemaDiff },
   }, async (ctx) => {
@@ -135,7 +136,9 @@ export const SCHEMA_SPECS = {
     const from = fromText === undefined
       ? await resolveModelRef(db, scope.project.id, scope.branch, String(Math.max(0, Number(to.ref) - 1)))
       : await resolveModelRef(db, scope.project.id, scope.branch, fromText);
-    return control(ctx, 'Schema', 'diffed', { from: from.ref, to: to.ref, ...diffModels(from.model, to.model) });
+    // `handlers` only when some differ: a diff of entity changes answers as it always did.
+    const handlers = handlerDiff(from.model, to.model);
+    return control(ctx, 'Schema', 'diffed', { from: from.ref, to: to.ref, ...diffModels(from.model, to.model), ...(handlers.length === 0 ? {} : { handlers }) });
   }),
   ...SCHEMA_JOURNAL_SPECS,
 };
