@@ -47,7 +47,8 @@ export function scalarFieldsOf(schema: Schema | null): ScalarField[] | null {
   if (typeof props !== 'object' || props === null || Array.isArray(props)) return null;
   const required = new Set(Array.isArray(schema.required) ? schema.required : []);
   const out: ScalarField[] = [];
-  for (const [name, s] of Object.entries(props as Schema)) {
+  // By name: the stored model is jsonb, which keeps no key order, so the declared order cannot be the SDL's.
+  for (const [name, s] of Object.entries(props as Schema).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
     const scalar = scalarOf(s);
     if (scalar === null || !NAME.test(name) || name.startsWith('__')) return null;
     out.push({ name, type: scalar.type, nonNull: required.has(name) && !scalar.nullable });

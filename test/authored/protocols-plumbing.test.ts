@@ -49,7 +49,7 @@ forEachBackend('authored operations: what every protocol dispatches', (backend: 
       seen.push({ protocol: inv.protocol, params: { ...inv.params }, collection: inv.collection, body: inv.body });
       const a = answers[inv.params.operation!];
       if (a instanceof ServiceError) return Promise.reject(a);
-      return Promise.resolve({ status: 200, body: { data: a } });
+      return Promise.resolve({ status: 200, body: { surface: 'Operation', state: 'completed', correlationId: inv.correlationId, data: a } });
     };
   });
   after(async () => {
@@ -142,8 +142,9 @@ forEachBackend('authored operations: what every protocol dispatches', (backend: 
     const { client } = await connect(p.endpoint, server.adminToken);
     try {
       const shout = await client.callTool({ name: 'operations.shout', arguments: { text: 'hi' } });
-      assert.deepEqual(shout.structuredContent, { data: 'HI' });
-      assert.deepEqual(JSON.parse((shout.content as any)[0].text), { data: 'HI' });
+      assert.deepEqual((shout.structuredContent as any).data, 'HI');
+      assert.equal((shout.structuredContent as any).surface, 'Operation');
+      assert.deepEqual(JSON.parse((shout.content as any)[0].text), shout.structuredContent);
       assert.deepEqual(last(), { protocol: 'mcp', params: { operation: 'shout' }, collection: null, body: { text: 'hi' } });
       const boom = await mcpErrorOf(client.callTool({ name: 'operations.boom', arguments: { n: 1 } }));
       assert.deepEqual([boom.code, (boom.data as any).serviceCode, (boom.data as any).reasonCode], [-32000, 'CONFLICT', 'Handler.Test']);
@@ -160,7 +161,7 @@ forEachBackend('authored operations: what every protocol dispatches', (backend: 
       assert.equal((await mcpErrorOf(client.callTool({ name: 'Order.approve', arguments: { input: {} } }))).code, -32602);
       if (instanceBlocked(t)) return;
       const ok = await client.callTool({ name: 'Order.approve', arguments: { id, input: { reason: 'fine' } } });
-      assert.deepEqual(ok.structuredContent, { data: { ok: true, reason: 'fine' } });
+      assert.deepEqual((ok.structuredContent as any).data, { ok: true, reason: 'fine' });
       assert.deepEqual(last(), { protocol: 'mcp', params: { operation: 'approve', id }, collection: 'orders', body: { reason: 'fine' } });
     } finally {
       await client.close();
