@@ -111,7 +111,7 @@ describe('authored operations in every protocol (descriptors)', () => {
     assert.deepEqual(mutation.recalculate!.args.map((a) => `${a.name}: ${String(a.type)}`), ['input: JSON!']);
     assert.equal(String(mutation.recalculate!.type), 'JSON');
     assert.deepEqual(mutation.echo!.args.map((a) => `${a.name}: ${String(a.type)}`), ['input: JSON!']);
-    assert.match(sdl, /input ApproveInput \{\n {2}reason: String!\n {2}times: Int\n {2}rush: Boolean\n {2}level: String\n\}/);
+    assert.match(sdl, /input ApproveInput \{\n {2}level: String\n {2}reason: String!\n {2}rush: Boolean\n {2}times: Int\n\}/);
     assert.match(sdl, /type ApproveResult \{\n {2}ok: Boolean!\n {2}score: Float\n\}/);
     // `createOrder` is the entity's own mutation: the operation is left out, the entity's field stays.
     assert.deepEqual(mutation.createOrder!.args.map((a) => a.name), ['input']);
