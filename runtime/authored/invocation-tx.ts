@@ -36,7 +36,8 @@ export class InvocationTx implements SqlClient {
   private savepoints = 0;
   private queue: Promise<unknown> = Promise.resolve();
 
-  constructor(private readonly pool: SqlClient) {
+  /** `onOpen`: called once, when a write opens the transaction (spec.ts bounds how long it may stay open on PGlite). */
+  constructor(private readonly pool: SqlClient, private readonly onOpen?: () => void) {
     this.backend = pool.backend;
   }
 
@@ -48,6 +49,7 @@ export class InvocationTx implements SqlClient {
   /** Opens the transaction (idempotent): answers its executor once BEGIN ran. */
   begin(): Promise<SqlExecutor> {
     if (this.opening !== null) return this.opening;
+    this.onOpen?.();
     let runs = 0;
     this.opening = new Promise<SqlExecutor>((resolveTx, rejectTx) => {
       const decided = new Promise<boolean>((r) => (this.decide = r));

@@ -58,6 +58,8 @@ export interface InvokeOptions {
   /** CoreHandler: the invocation's transaction, which its `ctx.db` writes go through. */
   tx?: InvocationTx;
   targets?: HostTargets;
+  /** Stops the invocation early (InvokeRequest.signal). */
+  signal?: AbortSignal;
 }
 
 /**
@@ -79,5 +81,6 @@ export function invokeHandler(o: InvokeOptions): Promise<InvokeOutcome> {
   return o.pool.invoke({
     code, codeId: handler.bundleSha256, exportName: handler.export, input: o.input, ctx: sandbox, limits: handler.limits,
     host: hostBridge({ parent: ctx, surface: handler.surface, ...(o.tx === undefined ? {} : { tx: o.tx }), ...(o.targets === undefined ? {} : { targets: o.targets }) }),
+    ...(o.signal === undefined ? {} : { signal: o.signal }),
   });
 }

@@ -113,6 +113,8 @@ export interface InvokeRequest {
   ctx: SandboxContext;
   limits: HandlerLimits;
   host: HostBridge;
+  /** The host stops the invocation early (its worker is replaced): it ends as `wallClockLimit`. */
+  signal?: AbortSignal;
 }
 
 export interface InvokeUsage {

@@ -95,6 +95,28 @@ forEachBackend('authored code: faults', (backend: Backend) => {
     assert.ok(!(await notes()).includes('flood'));
   });
 
+  it('PGlite: a CoreHandler holds its transaction (the node\'s one connection) at most 250 ms from its first write; PostgreSQL lets it run to its CPU limit', async () => {
+    await publishHandler(c, { name: 'holds', code: 'export default async (ctx) => { await ctx.db.notes.create({ title: "held" }); for (;;) {} };', limits: { cpuMs: 1_500 } });
+    const other = (await bootstrapProject(server.url, server.adminToken, newSlug())).client;
+    const t0 = Date.now();
+    const pending = invoke(c, 'holds');
+    await new Promise((r) => setTimeout(r, 50));
+    const r0 = Date.now();
+    expectStatus(await other.get('/api/branches/main'), 200);
+    const readMs = Date.now() - r0;
+    const r = await pending;
+    const ms = Date.now() - t0;
+    if (backend === 'pglite') {
+      expectError(r, 504, 'BRIDGE_ERROR', 'Handler.WallClockLimit');
+      assert.ok(ms < 1_200, `stopped after ${ms} ms, before its 1.5 s CPU limit`);
+      assert.ok(readMs < 1_000, `another project's read waited ${readMs} ms`);
+    } else {
+      expectError(r, 504, 'BRIDGE_ERROR', 'Handler.CpuLimit');
+      assert.ok(readMs < 500, `another project's read waited ${readMs} ms`);
+    }
+    assert.ok(!(await notes()).includes('held'));
+  });
+
   it('a CoreHandler that writes twice then throws leaves nothing; one that writes and reads back sees its own write', async () => {
     await publishHandler(c, { name: 'halfway', code: 'export default async (ctx) => { await ctx.db.notes.create({ title: "h1" }); await ctx.db.notes.create({ title: "h2" }); throw new Error("changed my mind"); };' });
     const r = await invoke(c, 'halfway');

@@ -68,6 +68,10 @@ export function createSandboxPool(opts: SandboxPoolOptions): AuthoredPool {
 async function invokeOn(pool: Piscina<SandboxTask, InvokeOutcome>, req: InvokeRequest, log: Logger | undefined): Promise<InvokeOutcome> {
   const { port1, port2 } = new MessageChannel();
   const abort = new AbortController();
+  // The host's own stop (a PGlite transaction held too long: runtime/operations/authored/spec.ts) ends it like the backstop.
+  const stop = (): void => abort.abort();
+  if (req.signal?.aborted === true) stop();
+  else req.signal?.addEventListener('abort', stop, { once: true });
   let backstop: NodeJS.Timeout | null = null;
   let startedAt = 0;
   port1.on('message', (m: WorkerMessage) => {
@@ -92,8 +96,8 @@ async function invokeOn(pool: Piscina<SandboxTask, InvokeOutcome>, req: InvokeRe
     return await pool.run(task, { transferList: [port2], signal: abort.signal });
   } catch (err) {
     if (abort.signal.aborted) {
-      const ms = Math.round(performance.now() - startedAt);
-      log?.warn('sandbox worker terminated past its wall-clock limit', { correlationId: req.ctx.correlationId, wallMs: ms });
+      const ms = startedAt === 0 ? 0 : Math.round(performance.now() - startedAt);
+      if (req.signal?.aborted !== true) log?.warn('sandbox worker terminated past its wall-clock limit', { correlationId: req.ctx.correlationId, wallMs: ms });
       // The worker died with its counters: its whole time is charged as CPU.
       return { ok: false, failure: { kind: 'wallClockLimit' }, usage: { cpuMs: ms, wallMs: ms, peakMemoryBytes: 0 } };
     }
@@ -101,6 +105,7 @@ async function invokeOn(pool: Piscina<SandboxTask, InvokeOutcome>, req: InvokeRe
     const ms = startedAt === 0 ? 0 : Math.round(performance.now() - startedAt);
     return { ok: false, failure: { kind: 'threw', message: 'the sandbox worker failed' }, usage: { cpuMs: ms, wallMs: ms, peakMemoryBytes: 0 } };
   } finally {
+    req.signal?.removeEventListener('abort', stop);
     if (backstop !== null) clearTimeout(backstop);
     port1.close();
   }

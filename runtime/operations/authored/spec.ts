@@ -77,10 +77,12 @@ async function requireRow(ctx: OperationContext, id: string): Promise<void> {
  * writes go through one transaction (`tx`), committed when it returns with an
  * answer that matches `output`, rolled back otherwise.
  */
-async function run(ctx: OperationContext, found: AuthoredOperation, pool: AuthoredPool, code: string, input: unknown, tx: InvocationTx | undefined, admission: OnceAdmission): Promise<Result> {
+async function run(ctx: OperationContext, found: AuthoredOperation, pool: AuthoredPool, code: string, input: unknown, tx: InvocationTx | undefined, admission: OnceAdmission, signal?: AbortSignal): Promise<Result> {
   const { handler } = found;
   const id = ctx.inv.params.id;
-  const outcome = await invokeHandler({ ctx, pool, handler, code, input, ...(id === undefined ? {} : { id }), ...(tx === undefined ? {} : { tx }), targets: hostTargetsOf(ctx, handler) });
+  const outcome = await invokeHandler({
+    ctx, pool, handler, code, input, ...(id === undefined ? {} : { id }), ...(tx === undefined ? {} : { tx }), targets: hostTargetsOf(ctx, handler), ...(signal === undefined ? {} : { signal }),
+  });
   // It ran, whatever ended it: its CPU counts, and it leaves its one audit row (CONTRACT "Evidence").
   admission.settle(outcome.usage);
   recordAuthoredInvocation(ctx, handler, outcome);
@@ -98,6 +100,27 @@ async function run(ctx: OperationContext, found: AuthoredOperation, pool: Author
   }
   ctx.authored = { ...record, outcome: 'ok' };
   return control(ctx, 'Operation', 'completed', value);
+}
+
+/**
+ * How long an invocation's transaction may stay open on PGlite. PGlite has one connection: while
+ * a CoreHandler's transaction is open, every other request of every project waits for it. So
+ * from its first write a handler has this long to return; then it is stopped (504
+ * `Handler.WallClockLimit`) and rolled back. PostgreSQL holds one pooled connection instead
+ * and needs no such bound.
+ */
+export const PGLITE_TX_HOLD_MS = 250;
+
+/** The PGlite bound of one invocation: `start` arms it when the transaction opens, `signal` stops the invocation. */
+function pgliteHold(ctx: OperationContext): { start: () => void; signal: AbortSignal; clear: () => void } | undefined {
+  if (ctx.services.db.backend !== 'pglite') return undefined;
+  const abort = new AbortController();
+  let timer: NodeJS.Timeout | null = null;
+  return {
+    signal: abort.signal,
+    start: () => { timer ??= setTimeout(() => abort.abort(), PGLITE_TX_HOLD_MS); },
+    clear: () => { if (timer !== null) clearTimeout(timer); },
+  };
 }
 
 /** An admission settled or released once: whichever comes first wins, later calls do nothing. */
@@ -160,17 +183,20 @@ export const AUTHORED_OPERATION_SPEC: DeclaredSpec = {
     const admission = onceAdmission(await admitAuthoredInvocation(ctx));
     // CoreHandler: one transaction. An Idempotency-Key's claim shares a transaction with what it guards, as on create.
     // An EdgeHandler's ctx.db is read-only (host-bridge.ts), so its transaction holds only the claim; its reads go through it too.
-    const tx = handler.surface === 'CoreHandler' || (key !== null && handler.surface === 'EdgeHandler') ? new InvocationTx(ctx.services.db) : undefined;
-    const once = (): Promise<Result> => run(ctx, found, pool, code, input, tx, admission);
+    const hold = pgliteHold(ctx);
+    const tx = handler.surface === 'CoreHandler' || (key !== null && handler.surface === 'EdgeHandler') ? new InvocationTx(ctx.services.db, hold?.start) : undefined;
+    const once = (): Promise<Result> => run(ctx, found, pool, code, input, tx, admission, hold?.signal);
     let result: Result;
     try {
       // A ManagementHandler has no transaction of its own (its platform calls keep theirs): its key is claimed first.
       result = key === null ? await once() : tx === undefined ? await runClaimedIdempotent(ctx, key, once) : await runIdempotent(ctx, key, once, tx);
     } catch (err) {
+      hold?.clear();
       admission.release();
       await tx?.rollback();
       throw err;
     }
+    hold?.clear();
     admission.release();
     try {
       await tx?.commit();
