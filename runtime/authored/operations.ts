@@ -1,4 +1,5 @@
-import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
+import type { ValidateFunction } from 'ajv/dist/2020.js';
+import { validatorOf } from './operation-schema.js';
 import type { CompiledPublication } from '../publication/compiled-publication.js';
 import { ServiceError } from '../errors/service-error.js';
 import { declaredOperations, type DeclaredOperation } from './declared-operations.js';
@@ -41,11 +42,13 @@ export interface OperationValidators {
  * publication (an ajv of its own, dropped with the publication), never per request.
  */
 export function validatorsOf(pub: CompiledPublication, found: AuthoredOperation): OperationValidators {
-  const cache = pub.derive('authored.validators', () => ({ ajv: new Ajv2020({ allErrors: true, strict: false, logger: false }), byId: new Map<string, OperationValidators>() }));
+  // Compiled once per schema text for the whole node (operation-schema.ts validatorOf), not per publication:
+  // a re-publish with the same schemas compiles nothing, and no ajv instance is made per publication.
+  const cache = pub.derive('authored.validators', () => ({ byId: new Map<string, OperationValidators>() }));
   let v = cache.byId.get(found.operationId);
   if (v === undefined) {
     try {
-      v = { input: cache.ajv.compile(found.op.input), output: found.op.output === undefined ? null : cache.ajv.compile(found.op.output) };
+      v = { input: validatorOf(found.op.input), output: found.op.output === undefined ? null : validatorOf(found.op.output) };
     } catch (err) {
       // The declaration route checks the schemas; one that still does not compile is the published artifact's fault, not the caller's.
       throw new ServiceError('BRIDGE_ERROR', 'Handler.SchemaInvalid', `the schemas of operation ${found.op.name} do not compile: ${err instanceof Error ? err.message : String(err)}`);
