@@ -27,14 +27,12 @@ import { Buffer } from 'node:buffer';
 import type { QuickJSContext, QuickJSDeferredPromise, QuickJSHandle, QuickJSRuntime } from 'quickjs-emscripten';
 import { MAX_RESULT_BYTES, type HostAnswer, type InvokeFailure, type InvokeOutcome } from '../types.js';
 import { discard, engineFor, highWater, type Engine } from './engine.js';
-import { PRELUDE } from './prelude.js';
+import { prepareNext, takeSandbox, type PreparedSandbox } from './prepared.js';
 import { HOST_CALL_LIMIT_ERROR, MAX_HOST_CALLS, MAX_HOST_CALLS_IN_FLIGHT, type AnswerMessage, type SandboxTask, type WorkerMessage } from './protocol.js';
 import { refuseTarget } from './targets.js';
 import { threadCpuMs } from './thread-cpu.js';
 
 const MiB = 1024 * 1024;
-/** QuickJS's own stack limit; well inside the engine's wasm stack, so overflow is QuickJS's error and never a wasm trap. */
-const STACK_BYTES = 256 * 1024;
 /** The bundle's global (esbuild `iife`, `globalName`). */
 const BUNDLE_GLOBAL = '__plinthHandler';
 /**
@@ -101,14 +99,15 @@ class Invocation {
     let failure: InvokeFailure | null = null;
     let value: unknown = null;
     let broken = false;
-    const rt = this.engine.module.newRuntime();
+    let sandbox: PreparedSandbox | null = null;
     try {
+      // Made ahead while the worker was idle (prepared.ts), or now; either way used by this invocation only.
+      sandbox = takeSandbox(this.engine);
+      const { rt, vm } = sandbox;
+      sandbox.holder.current = { interrupt: () => this.interrupt(), hostCall: (v, t, a) => this.hostCall(v, t, a) };
       rt.setMemoryLimit(limits.memoryMiB * MiB);
-      rt.setMaxStackSize(STACK_BYTES);
-      rt.setInterruptHandler(() => this.interrupt());
-      const vm = rt.newContext();
       try {
-        const r = await this.execute(rt, vm);
+        const r = await this.execute(rt, vm, sandbox);
         if (r.ok) value = r.value;
         else failure = r.failure;
       } finally {
@@ -122,26 +121,29 @@ class Invocation {
     } finally {
       clearTimeout(timer);
       port.close();
-      if (!tryDispose(rt)) broken = true;
+      if (sandbox !== null) {
+        sandbox.holder.current = null;
+        if (!tryDispose(sandbox.rt)) broken = true;
+      }
     }
     const peak = highWater(this.engine);
     if (failure?.kind === 'threw' && peak >= this.engine.memory.buffer.byteLength - NEAR_CAP_BYTES) failure = { kind: 'memoryLimit' };
     if (failure?.kind === 'memoryLimit' || peak > RECYCLE_BYTES) broken = true;
     if (broken) discard(this.engine.memoryMiB);
+    prepareNext(limits.memoryMiB);
     const threadCpu = threadCpuMs();
     const cpuMs = this.threadCpuAtStart === null || threadCpu === null ? this.engineMs : threadCpu - this.threadCpuAtStart;
     const usage = { cpuMs: round(cpuMs), wallMs: round(performance.now() - this.startedAt), peakMemoryBytes: peak };
     return failure === null ? { ok: true, value, usage } : { ok: false, failure, usage };
   }
 
-  private async execute(rt: QuickJSRuntime, vm: QuickJSContext): Promise<{ ok: true; value: unknown } | { ok: false; failure: InvokeFailure }> {
+  private async execute(rt: QuickJSRuntime, vm: QuickJSContext, sandbox: PreparedSandbox): Promise<{ ok: true; value: unknown } | { ok: false; failure: InvokeFailure }> {
     const owned: QuickJSHandle[] = [];
     const own = (h: QuickJSHandle): QuickJSHandle => (owned.push(h), h);
     try {
-      const host = own(vm.newFunction('host', (t, a) => this.hostCall(vm, vm.getString(t), vm.getString(a))));
-      const boot = this.slice(() => vm.evalCode(PRELUDE, 'plinth-prelude.js'));
-      if (boot.error) return this.failed(vm, own(boot.error));
-      const runner = this.slice(() => vm.callFunction(own(boot.value), vm.undefined, host, own(vm.newString(JSON.stringify(this.task.ctx))), own(vm.newString(this.task.inputJson))));
+      const host = own(sandbox.host);
+      const boot = own(sandbox.boot);
+      const runner = this.slice(() => vm.callFunction(boot, vm.undefined, host, own(vm.newString(JSON.stringify(this.task.ctx))), own(vm.newString(this.task.inputJson))));
       if (runner.error) return this.failed(vm, own(runner.error));
       own(runner.value);
       const bundle = this.slice(() => vm.evalCode(this.task.code, 'handler.js'));

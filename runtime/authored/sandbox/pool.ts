@@ -29,6 +29,9 @@ export function createSandboxPool(opts: SandboxPoolOptions): AuthoredPool {
     const p = new Piscina<SandboxTask, InvokeOutcome>({
       filename, minThreads: workers, maxThreads: workers, concurrentTasksPerWorker: 1,
       idleTimeout: Number.POSITIVE_INFINITY, closeTimeout: CLOSE_TIMEOUT_MS, recordTiming: false,
+      // 'async': an idle worker's event loop runs (Atomics.waitAsync), so it can make its next sandbox while it waits (prepared.ts);
+      // with 'sync' it would block in Atomics.wait and make it only once the next task had arrived.
+      atomics: 'async',
     });
     // piscina reports a close that timed out as 'error'; unheard, an EventEmitter error would throw.
     p.on('error', (err: unknown) => opts.log?.warn('sandbox pool error', { error: err instanceof Error ? err.message : String(err) }));
