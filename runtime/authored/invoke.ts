@@ -4,7 +4,7 @@ import type { OperationContext } from '../operations/types.js';
 import { loadBundle } from './bundles.js';
 import { hostBridge, type HostTargets } from './host-bridge.js';
 import type { InvocationTx } from './invocation-tx.js';
-import type { AuthoredPool, HandlerDef, InvokeFailure, InvokeOutcome, SandboxContext } from './types.js';
+import { SandboxBusyError, type AuthoredPool, type HandlerDef, type InvokeFailure, type InvokeOutcome, type SandboxContext } from './types.js';
 
 const bridgeError = (reasonCode: string, message: string): ServiceError => new ServiceError('BRIDGE_ERROR', reasonCode, message);
 
@@ -82,5 +82,8 @@ export function invokeHandler(o: InvokeOptions): Promise<InvokeOutcome> {
     code, codeId: handler.bundleSha256, exportName: handler.export, input: o.input, ctx: sandbox, limits: handler.limits,
     host: hostBridge({ parent: ctx, surface: handler.surface, ...(o.tx === undefined ? {} : { tx: o.tx }), ...(o.targets === undefined ? {} : { targets: o.targets }) }),
     ...(o.signal === undefined ? {} : { signal: o.signal }),
+  }).catch((err: unknown) => {
+    if (err instanceof SandboxBusyError) throw new ServiceError('UNAVAILABLE', 'Handler.Busy', 'every sandbox worker of this node is busy; retry shortly');
+    throw err;
   });
 }

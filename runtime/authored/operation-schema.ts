@@ -7,6 +7,7 @@
  */
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import { validationFailed } from '../errors/service-error.js';
+import { unsafePatternReason } from './safe-pattern.js';
 
 const KEYWORDS = new Set(['type', 'properties', 'required', 'enum', 'items', 'minimum', 'maximum', 'minLength', 'maxLength', 'pattern', 'description', 'additionalProperties']);
 const TYPES = new Set(['object', 'array', 'string', 'number', 'integer', 'boolean', 'null']);
@@ -43,6 +44,8 @@ export function checkOperationSchema(raw: unknown, field: string): Record<string
         } catch {
           throw refuse(`${at}.pattern`, 'pattern is not a valid regular expression');
         }
+        const unsafe = unsafePatternReason(v);
+        if (unsafe !== null) throw refuse(`${at}.pattern`, unsafe);
       }
     }
   };

@@ -136,6 +136,17 @@ export type InvokeFailure =
 
 export type InvokeOutcome = ({ ok: true; value: unknown } | { ok: false; failure: InvokeFailure }) & { usage: InvokeUsage };
 
+/**
+ * The pool refused an invocation without running it: as many are already waiting for a
+ * worker as it queues (SandboxPoolOptions.maxQueue). Answered 503, retryable.
+ */
+export class SandboxBusyError extends Error {
+  constructor() {
+    super('every sandbox worker is busy and the queue is full');
+    this.name = 'SandboxBusyError';
+  }
+}
+
 /** The sandbox pool (runtime/authored/sandbox/). */
 export interface AuthoredPool {
   invoke(req: InvokeRequest): Promise<InvokeOutcome>;

@@ -70,8 +70,9 @@ export function operationField(op: AuthoredOperation): { field: GraphQLFieldConf
   args.input = { type: new GraphQLNonNull(input) };
   const description = `${op.entity === null ? 'Project operation' : `Operation on one ${op.entity}`} \`${op.name}\` (authored handler ${op.handler.name}).`;
   if (outFields === null) {
-    // Any JSON value may come back (null included) when `output` is not an object of scalars or is absent.
-    return { field: { type: JSONScalar, args, description }, resultType: null };
+    // CONTRACT "Operations": the result is `<Name>Result!`, the `JSON` scalar standing for the type where `output` is not an
+    // object of scalars (or is absent): `JSON!`. A handler answering null there is a GraphQL field error, as for any non-null field.
+    return { field: { type: new GraphQLNonNull(JSONScalar), args, description }, resultType: null };
   }
   const result = new GraphQLObjectType({
     name: n.result,

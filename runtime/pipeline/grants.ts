@@ -12,12 +12,15 @@ export function grantCovered(held: ReadonlySet<string>, required: string): boole
 /**
  * The exposure binding an invocation resolves to (refusals name it; binding
  * stability is keyed by it): an entity operation's own binding on the protocol
- * it came by (`graphql:Entity.Order.Create`, `mcp:…`, `grpc:…`), otherwise the REST one.
+ * it came by (`graphql:Entity.Order.Create`, `mcp:…`, `grpc:…`), an authored operation's likewise
+ * (`graphql:Operation.<name>`), otherwise the REST one.
  */
 export const bindingIdOf = (ctx: OperationContext): string => {
   if (ctx.inv.bindingId !== undefined) return ctx.inv.bindingId;
   const p = ctx.inv.protocol;
-  return `${p !== 'rest' && ctx.operationId.startsWith('Entity.') ? p : 'rest'}:${ctx.operationId}`;
+  // Entity operations and authored operations (`Operation.<name>`) have a binding per protocol; platform operations only REST's.
+  const perProtocol = ctx.operationId.startsWith('Entity.') || ctx.operationId.startsWith('Operation.');
+  return `${p !== 'rest' && perProtocol ? p : 'rest'}:${ctx.operationId}`;
 };
 
 /** What the caller holds: `all` for the admin; the grant strings (with their policy parts) otherwise. */

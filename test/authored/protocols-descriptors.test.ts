@@ -109,7 +109,7 @@ describe('authored operations in every protocol (descriptors)', () => {
     assert.equal(String(mutation.approve!.type), 'ApproveResult!');
     assert.deepEqual(mutation.approve!.args.map((a) => `${a.name}: ${String(a.type)}`), ['id: ID!', 'input: ApproveInput!']);
     assert.deepEqual(mutation.recalculate!.args.map((a) => `${a.name}: ${String(a.type)}`), ['input: JSON!']);
-    assert.equal(String(mutation.recalculate!.type), 'JSON');
+    assert.equal(String(mutation.recalculate!.type), 'JSON!');
     assert.deepEqual(mutation.echo!.args.map((a) => `${a.name}: ${String(a.type)}`), ['input: JSON!']);
     assert.match(sdl, /input ApproveInput \{\n {2}level: String\n {2}reason: String!\n {2}rush: Boolean\n {2}times: Int\n\}/);
     assert.match(sdl, /type ApproveResult \{\n {2}ok: Boolean!\n {2}score: Float\n\}/);

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createSandboxPool } from '../../runtime/authored/sandbox/index.js';
-import type { AuthoredPool, HostAnswer } from '../../runtime/authored/types.js';
+import { SandboxBusyError, type AuthoredPool, type HostAnswer } from '../../runtime/authored/types.js';
 import { request, TestHost } from './sandbox-support.js';
 
 const pools: AuthoredPool[] = [];
@@ -55,6 +55,19 @@ describe('sandbox pool: workers', () => {
     assert.deepEqual(old.ok && old.value, ['old', 7]);
     const again = await p.invoke(request('export default () => "again"'));
     assert.deepEqual(again.ok && again.value, 'again');
+  });
+
+  it('a full queue refuses at once with SandboxBusyError, runs nothing more, and takes invocations again once it drains', async () => {
+    const p = createSandboxPool({ workers: 1, maxQueue: 2 });
+    pools.push(p);
+    await p.invoke(request('export default () => 1'));
+    const spin = (): ReturnType<AuthoredPool['invoke']> => p.invoke(request('export default () => { for (;;) {} }', { limits: { cpuMs: 100 } }));
+    const running = [spin(), spin(), spin()]; // one runs, two wait
+    await sleep(20);
+    await assert.rejects(spin(), SandboxBusyError);
+    for (const o of await Promise.all(running)) assert.deepEqual(!o.ok && o.failure, { kind: 'cpuLimit' });
+    const after = await p.invoke(request('export default () => "after"'));
+    assert.deepEqual(after.ok && after.value, 'after');
   });
 
   it('close() ends the pool: later invocations are refused', async () => {

@@ -9,7 +9,7 @@
 import { MessageChannel } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import type { Logger } from '../../log.js';
-import type { AuthoredPool, HostAnswer, HostBridge, InvokeOutcome, InvokeRequest } from '../types.js';
+import { SandboxBusyError, type AuthoredPool, type HostAnswer, type HostBridge, type InvokeOutcome, type InvokeRequest } from '../types.js';
 import type { AnswerMessage, SandboxTask, WorkerMessage } from './protocol.js';
 
 /** How long past its wall-clock limit a silent worker is given before it is terminated. */
@@ -17,13 +17,19 @@ export const BACKSTOP_GRACE_MS = 2_000;
 /** The longest a replaced or closing pool waits for its invocations: the longest wall-clock limit (60 s) and the grace. */
 const CLOSE_TIMEOUT_MS = 60_000 + BACKSTOP_GRACE_MS;
 
+/** Invocations that may wait for a worker, per worker: beyond, an invocation is refused at once (503) instead of queueing without bound. */
+export const QUEUED_PER_WORKER = 32;
+
 export interface SandboxPoolOptions {
   workers: number;
   log?: Logger;
+  /** Invocations that may wait for a worker; default QUEUED_PER_WORKER per worker. */
+  maxQueue?: number;
 }
 
 export function createSandboxPool(opts: SandboxPoolOptions): AuthoredPool {
   const workers = Math.max(1, Math.floor(opts.workers));
+  const maxQueue = Math.max(0, Math.floor(opts.maxQueue ?? workers * QUEUED_PER_WORKER));
   const filename = new URL('./worker.js', import.meta.url).href;
   const start = (): Piscina<SandboxTask, InvokeOutcome> => {
     const p = new Piscina<SandboxTask, InvokeOutcome>({
@@ -50,6 +56,8 @@ export function createSandboxPool(opts: SandboxPoolOptions): AuthoredPool {
   return {
     invoke(req) {
       if (closed) return Promise.reject(new Error('the sandbox pool is closed'));
+      // Memory and waiting time stay bounded under a flood: the queue has a size, and a full one refuses before any work.
+      if (current.queueSize >= maxQueue) return Promise.reject(new SandboxBusyError());
       return invokeOn(current, req, opts.log);
     },
     reset() {
