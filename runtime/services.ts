@@ -1,4 +1,5 @@
 import type { AuthoredPool } from './authored/types.js';
+import type { SchedulingRuntime } from './scheduling/types.js';
 import type { GrantPolicySet } from './policy/grant-policy.js';
 import type { SqlClient } from '../storage/index.js';
 import type { ApiKeyVerifier } from './identity/api-keys.js';
@@ -196,6 +197,8 @@ export interface Services {
   readonly deploymentLease?: DriverLease;
   /** Authored code's sandbox pool (runtime/authored/). Absent: operations backed by handlers answer 503. */
   readonly authored?: AuthoredServices;
+  /** The node's scheduling machinery (runtime/scheduling/): `kick` after queueing a run. Absent: runs wait for a worker's poll. */
+  readonly scheduling?: SchedulingRuntime;
 }
 
 /** What authored code needs of the node: the sandbox pool its invocations run in. */

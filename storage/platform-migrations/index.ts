@@ -26,6 +26,7 @@ import { m0025 } from './0025-approvals-bound-to-head.js';
 import { m0026 } from './0026-source-assets.js';
 import { m0027 } from './0027-handler-bundles.js';
 import { m0028 } from './0028-authored-egress.js';
+import { m0029 } from './0029-scheduling.js';
 
 /**
  * Platform tables, append-only list, one file per migration. Never edit a
@@ -60,5 +61,6 @@ export const MIGRATIONS: readonly Migration[] = [
   m0026,
   m0027,
   m0028,
+  m0029,
 ];
 export { PLATFORM_SCHEMA } from './migration.js';
