@@ -107,8 +107,10 @@ forEachBackend('authored code: faults', (backend: Backend) => {
     const r = await pending;
     const ms = Date.now() - t0;
     if (backend === 'pglite') {
+      // The reason tells the hold from the CPU limit (that would be Handler.CpuLimit); the bound only
+      // excludes the 10 s wall-clock default, with room for a loaded CI machine (1.6 s seen).
       expectError(r, 504, 'BRIDGE_ERROR', 'Handler.WallClockLimit');
-      assert.ok(ms < 1_200, `stopped after ${ms} ms, before its 1.5 s CPU limit`);
+      assert.ok(ms < 3_000, `stopped after ${ms} ms, long before its 10 s wall-clock limit`);
       assert.ok(readMs < 1_000, `another project's read waited ${readMs} ms`);
     } else {
       expectError(r, 504, 'BRIDGE_ERROR', 'Handler.CpuLimit');
