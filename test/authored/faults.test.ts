@@ -1,3 +1,4 @@
+// test-lane: alone (measures another tenant's latency under attack; scripts/run-tests.ts)
 /**
  * Issue 24 "Bad input and faults", end to end over REST: each runaway or broken handler gets its
  * typed error (CONTRACT "Operations" → Failures, "Handlers" → compile errors), the server keeps

@@ -1,3 +1,4 @@
+// test-lane: alone (measures another tenant's latency under attack; scripts/run-tests.ts)
 /**
  * CONTRACT "Sandbox and limits": 20 runaway invocations of one project (infinite loops under a
  * 300 ms CPU limit, and allocation bombs) never stop the process nor block its event loop:

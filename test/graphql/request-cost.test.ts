@@ -1,3 +1,4 @@
+// test-lane: alone (measures another tenant's latency under attack; scripts/run-tests.ts)
 /**
  * One GraphQL request cannot stall the other tenants (issue 22, finding 1):
  * the probe's document (1,800 aliases of `orders(first: 0) { totalCount }`)

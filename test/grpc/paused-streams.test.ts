@@ -1,3 +1,4 @@
+// test-lane: alone (measures another tenant's latency under attack; scripts/run-tests.ts)
 /**
  * Issue 22 finding 4: 1,500 StreamList calls that never read, from one
  * read-only API key, sent in one tick by a caller in its own process (as

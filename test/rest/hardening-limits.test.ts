@@ -1,3 +1,4 @@
+// test-lane: alone (measures another tenant's latency under attack; scripts/run-tests.ts)
 /**
  * Limits that keep one caller from hurting every tenant of a node (issue 8,
  * "Hardening"): the response size cap and the top-level catch, the capped
