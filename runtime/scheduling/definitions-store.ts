@@ -130,7 +130,7 @@ export async function addTrigger(db: SqlClient, s: DefinitionScope, definitionId
     await readDefinition(tx, s, definitionId, true);
     const n = (await tx.query<{ n: string }>(`SELECT count(*) AS n FROM ${S}.task_triggers WHERE definition_id = $1`, [definitionId])).rows[0]!;
     if (Number(n.n) >= SCHEDULING_LIMITS.maxTriggers) {
-      throw validationFailed('Trigger.TooMany', `a task definition has at most ${SCHEDULING_LIMITS.maxTriggers} triggers`, 'kind');
+      throw validationFailed('Trigger.TooMany', `a task definition has at most ${SCHEDULING_LIMITS.maxTriggers} triggers`);
     }
     return (await tx.query<TriggerRow>(
       `INSERT INTO ${S}.task_triggers (id, definition_id, project_id, kind, spec, misfire, entity, receiver_id, next_fire_at)
