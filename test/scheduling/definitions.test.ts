@@ -182,6 +182,39 @@ forEachBackend('scheduling: task definitions', (backend: Backend) => {
     assert.equal((await states([theirs]))[0]!.state, 'queued');
   });
 
+  it('is scoped by branch (X-Service-Branch): another branch neither sees nor reaches main\'s definitions', async () => {
+    const d = await createDefinition(c, { name: 'branchy', handler: 'nightly' });
+    controlData(await c.post('/api/branches', { name: 'feature-1' }), 201, 'Branch', 'created');
+    const feat = c.with({ branch: 'feature-1' });
+    const listed = await feat.get(`${DEFINITIONS}?pageSize=200`);
+    expectStatus(listed, 200);
+    assert.deepEqual(listed.body.data, [], 'the new branch has no definitions');
+    expectError(await feat.get(`${DEFINITIONS}/${d.id}`), 404, 'NOT_FOUND', 'TaskDefinition.NotFound');
+    expectError(await feat.post(`${DEFINITIONS}/${d.id}/pause`), 404, 'NOT_FOUND', 'TaskDefinition.NotFound');
+    // Names are unique per branch: the branch may take main's name (its publication has main's handlers).
+    const f = controlData(await feat.post(DEFINITIONS, { name: 'branchy', handler: 'nightly' }), 201);
+    assert.notEqual(f.id, d.id);
+    assert.equal(controlData(await c.get(`${DEFINITIONS}/${d.id}`), 200).state, 'active');
+  });
+
+  it('every spec route is routed under /api and /v1', async () => {
+    const id = randomUUID();
+    const routes: Array<[string, string]> = [
+      ['GET', ''], ['POST', ''], ['GET', `/${id}`], ['PUT', `/${id}`], ['DELETE', `/${id}`], ['POST', `/${id}/pause`], ['POST', `/${id}/resume`],
+      ['GET', `/${id}/triggers`], ['POST', `/${id}/triggers`], ['DELETE', `/${id}/triggers/${id}`],
+    ];
+    const unrouted: string[] = [];
+    for (const base of ['/api', '/v1']) {
+      for (const [method, tail] of routes) {
+        const r = await c.request(method, `${base}/scheduling/taskdefinition${tail}`, method === 'POST' || method === 'PUT' ? {} : undefined);
+        assert.ok(r.status < 500, `${method} ${base}${tail} answered ${r.status} ${r.text.slice(0, 200)}`);
+        const reason = r.body?.error?.reasonCode;
+        if (reason === 'Route.Unknown' || reason === 'Route.MethodNotAllowed') unrouted.push(`${method} ${base}${tail}`);
+      }
+    }
+    assert.deepEqual(unrouted, []);
+  });
+
   it('is the platform admin\'s only: 401 without a credential, 403 for a project user', async () => {
     const anon = c.with({ token: null });
     expectStatus(await anon.get(DEFINITIONS), 401);
