@@ -85,7 +85,7 @@ function onceSpec(body: Record<string, unknown>): { spec: TriggerSpec; next: Dat
 }
 
 /** The realtime subscriptions' filter, checked the way they check it: against the entity, field names only. */
-function eventSpec(body: Record<string, unknown>, checks: TriggerChecks): TriggerSpec {
+function eventSpec(body: Record<string, unknown>, checks: TriggerChecks): Extract<TriggerSpec, { kind: 'event' }> {
   const { entity: name, kinds = [...EVENT_KINDS], filter } = body;
   const entity = typeof name === 'string' ? checks.entity(name) : undefined;
   if (entity === undefined) throw bad('UnknownEntity', `'entity' names no entity of this branch's serving publication: '${String(name).slice(0, 64)}'`, 'entity');
@@ -96,7 +96,7 @@ function eventSpec(body: Record<string, unknown>, checks: TriggerChecks): Trigge
   return { kind: 'event', entity: entity.entityName, kinds: kinds as EventKind[], ...(filter === undefined || filter === null ? {} : { filter }) };
 }
 
-async function webhookSpec(body: Record<string, unknown>, checks: TriggerChecks): Promise<TriggerSpec> {
+async function webhookSpec(body: Record<string, unknown>, checks: TriggerChecks): Promise<Extract<TriggerSpec, { kind: 'webhook' }>> {
   const id = body.receiverId;
   if (typeof id !== 'string' || !UUID_TEXT.test(id) || !(await checks.receiverExists(id.toLowerCase()))) {
     throw bad('UnknownReceiver', `'receiverId' names no inbound webhook receiver of this project`, 'receiverId');
@@ -128,11 +128,11 @@ export async function parseTrigger(raw: unknown, checks: TriggerChecks): Promise
     }
     case 'event': {
       const spec = eventSpec(body, checks);
-      return { spec, misfire, entity: (spec as { entity: string }).entity, receiverId: null, nextFireAt: null };
+      return { spec, misfire, entity: spec.entity, receiverId: null, nextFireAt: null };
     }
     case 'webhook': {
       const spec = await webhookSpec(body, checks);
-      return { spec, misfire, entity: null, receiverId: (spec as { receiverId: string }).receiverId, nextFireAt: null };
+      return { spec, misfire, entity: null, receiverId: spec.receiverId, nextFireAt: null };
     }
   }
 }
