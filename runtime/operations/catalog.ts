@@ -39,6 +39,8 @@ import { WEBHOOK_DIAGNOSTICS_SPECS } from './webhooks/diagnostics.js';
 import { REALTIME_SPECS } from './realtime/index.js';
 import { SOURCE_ASSET_SPECS } from './control/source-assets.js';
 import { AUTHORED_RUNTIME_SPECS } from './control/authored-runtime.js';
+import { DEFINITION_SPECS } from './scheduling/definitions.js';
+import { TRIGGER_SPECS } from './scheduling/triggers.js';
 import type { DeclaredSpec } from './types.js';
 
 /**
@@ -123,5 +125,10 @@ export const PLATFORM_OPERATIONS: readonly DeclaredSpec[] = [
   // Authored code: source assets, the runtime (egress, workers).
   ...Object.values(SOURCE_ASSET_SPECS),
   ...Object.values(AUTHORED_RUNTIME_SPECS),
+
+
+  // Scheduling: task definitions and their triggers.
+  ...Object.values(DEFINITION_SPECS),
+  ...Object.values(TRIGGER_SPECS),
 
 ];

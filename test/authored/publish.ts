@@ -13,13 +13,18 @@ export interface HandlerSpec {
   grants?: string[];
 }
 
+const OPERATION_SURFACES = ['CoreHandler', 'EdgeHandler', 'ManagementHandler'];
+
 /** Writes the source file and declares the handler (a project operation of its name unless `operation` says otherwise). */
 export async function publishHandler(c: Client, h: HandlerSpec): Promise<any> {
   const path = h.path ?? `handlers/${h.name}.js`;
   controlData(await c.post('/api/SourceAsset/file', { path, content: h.code }), 201);
+  const surface = h.surface ?? 'CoreHandler';
+  // A background handler (ScheduledJob, EventConsumer, WebhookHandler, DurableWorkflow) has no operation.
+  const operates = OPERATION_SURFACES.includes(surface);
   const body = {
-    name: h.name, surface: h.surface ?? 'CoreHandler', source: path,
-    operation: h.operation ?? { input: { type: 'object' } },
+    name: h.name, surface, source: path,
+    ...(h.operation !== undefined || operates ? { operation: h.operation ?? { input: { type: 'object' } } } : {}),
     ...(h.limits === undefined ? {} : { limits: h.limits }),
     ...(h.grants === undefined ? {} : { grants: h.grants }),
   };
