@@ -1,10 +1,9 @@
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
-import { ActorSystem } from '../actors/index.js';
+import { ActorSystem, SchedulerDriver } from '../actors/index.js';
 import { projectActor } from '../actors/project/index.js';
 import { RetentionDriver } from '../actors/retention/index.js';
 import { UsageRollupDriver } from '../actors/usage/index.js';
-import { SchedulerDriver } from '../actors/scheduling/scanner.js';
 import { SchemaRecoveryDriver } from '../actors/schema-recoverer/index.js';
 import { schemaRecoveryAtStartSkipped } from '../runtime/control/schema-crash-hook.js';
 import { DeploymentRecovery } from '../runtime/deployments/deployment-recovery.js';
