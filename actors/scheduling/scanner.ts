@@ -10,6 +10,7 @@ import type { ActorSystem } from '../system.js';
 
 /** The spec's operator actor that fires triggers; one activation per cluster (key `main`). */
 export const SCANNER_ID = new ActorId('ScheduledJobScanner', 'main');
+const MIN_WAKE_MS = 20;
 
 export interface ScannerDeps {
   db: SqlClient;
@@ -53,7 +54,8 @@ async function scan(ctx: ActorContext<ScannerState>, deps: ScannerDeps): Promise
   if (ctx.state.wake !== null) clearTimeout(ctx.state.wake);
   ctx.state.wake = null;
   if (time.nextDueAt !== null) {
-    const ms = Math.max(0, time.nextDueAt.getTime() - Date.now());
+    // At least a few ms: a trigger another scanner holds locked stays due, and must not make this one spin.
+    const ms = Math.max(MIN_WAKE_MS, time.nextDueAt.getTime() - Date.now());
     if (ms < SCHEDULING_TIMING.scanMaxSleepMs) {
       ctx.state.wake = setTimeout(() => {
         if (!deps.stopping.value) ctx.system.tell(ctx.id, 'wake', {});
