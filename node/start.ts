@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
-import { ActorSystem } from '../actors/index.js';
+import { ActorSystem, SchedulerDriver } from '../actors/index.js';
 import { projectActor } from '../actors/project/index.js';
 import { RetentionDriver } from '../actors/retention/index.js';
 import { UsageRollupDriver } from '../actors/usage/index.js';
@@ -75,6 +75,8 @@ export interface RunningNode {
   deploymentRecovery: DeploymentRecovery;
   /** BillingDrainRollup's driver (tests and operators: rollUpNow()). */
   usageRollup: UsageRollupDriver;
+  /** ScheduledJobScanner's driver (tests and operators: scanNow()). */
+  scheduler: SchedulerDriver;
   /** Graceful stop: stop accepting, drain in-flight requests, flush outbox, audit and usage, close storage. */
   stop(): Promise<void>;
 }
@@ -162,6 +164,9 @@ export async function startNode(config: NodeConfig): Promise<RunningNode> {
   const usageRollup = new UsageRollupDriver({
     system: actors, db, log, intervalMs: config.usageRollupIntervalMs, batchRows: config.retentionBatchRows, pauseMs: config.retentionBatchPauseMs,
   });
+
+  // Runs queued by a scan wake the local worker (services.scheduling, once built).
+  const scheduler = new SchedulerDriver(actors, { db, nodeId: config.nodeId, publications, log, kick: () => services.scheduling?.kick() });
 
   const schemaRecovery = new SchemaRecoveryDriver(actors, { db, log });
 
@@ -290,6 +295,7 @@ export async function startNode(config: NodeConfig): Promise<RunningNode> {
   webhooks.start();
   retention.start();
   usageRollup.start();
+  scheduler.start();
 
   let stopping: Promise<void> | null = null;
   const stop = (): Promise<void> => {
@@ -307,6 +313,7 @@ export async function startNode(config: NodeConfig): Promise<RunningNode> {
       await webhooks.stop();
       retention.stop();
       usageRollup.stop();
+      scheduler.stop();
       // Requests have drained, so no handler is running: the sandbox workers end.
       await authoredPool.close();
       // Deployments this node drives are reverted now (docs/proposals-and-deployments.md "Recovery").
@@ -328,5 +335,5 @@ export async function startNode(config: NodeConfig): Promise<RunningNode> {
     })();
     return stopping;
   };
-  return { url: node.url, port: http.port, grpcPort: grpc.port, admin, storage: cluster === null ? label : `${label}, cluster over NATS`, log, services, retention, deploymentRecovery, usageRollup, stop };
+  return { url: node.url, port: http.port, grpcPort: grpc.port, admin, storage: cluster === null ? label : `${label}, cluster over NATS`, log, services, retention, deploymentRecovery, usageRollup, scheduler, stop };
 }

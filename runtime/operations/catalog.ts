@@ -38,6 +38,8 @@ import { INBOUND_WEBHOOK_SPECS } from './webhooks/inbound.js';
 import { WEBHOOK_DIAGNOSTICS_SPECS } from './webhooks/diagnostics.js';
 import { REALTIME_SPECS } from './realtime/index.js';
 import { SOURCE_ASSET_SPECS } from './control/source-assets.js';
+import { RUN_READ_SPECS } from './scheduling/runs-read.js';
+import { TRIGGER_AUDIT_SPECS } from './scheduling/trigger-audit.js';
 import { AUTHORED_RUNTIME_SPECS } from './control/authored-runtime.js';
 import { DEFINITION_SPECS } from './scheduling/definitions.js';
 import { TRIGGER_SPECS } from './scheduling/triggers.js';
@@ -124,6 +126,8 @@ export const PLATFORM_OPERATIONS: readonly DeclaredSpec[] = [
 
   // Authored code: source assets, the runtime (egress, workers).
   ...Object.values(SOURCE_ASSET_SPECS),
+  ...Object.values(RUN_READ_SPECS),
+  ...Object.values(TRIGGER_AUDIT_SPECS),
   ...Object.values(AUTHORED_RUNTIME_SPECS),
 
 

@@ -58,10 +58,13 @@ export function retentionRules(s: RetentionSettings): RetentionRule[] {
     },
     {
       name: 'events', sweeper: 'StagingTtlSweeper', table: 'events', key: ['seq'], tsColumn: 'occurred_at', retentionMs: s.eventRetentionMs,
-      // The webhook router reads `events` after its cursor: an event it has not passed stays,
-      // however old, so retention never loses a delivery. (The SSE tail and the realtime hub
-      // follow from positions they hold in memory, and only skip forward; see docs/retention.md.)
-      onlyWhere: `seq <= COALESCE((SELECT last_seq FROM ${S}.webhook_router_cursor WHERE id = 1), 0)`,
+      // The webhook router and the scheduler's event router read `events` after their cursors:
+      // an event either has not passed stays, however old, so retention never loses a delivery
+      // or an event run. (The scheduler's cursor is made at the log's end when its router first
+      // runs: no row yet, no limit. The SSE tail and the realtime hub follow from positions they
+      // hold in memory, and only skip forward; see docs/retention.md.)
+      onlyWhere: `seq <= COALESCE((SELECT last_seq FROM ${S}.webhook_router_cursor WHERE id = 1), 0)
+        AND seq <= COALESCE((SELECT last_seq FROM ${S}.scheduler_state WHERE name = 'events'), seq)`,
     },
     {
       name: 'idempotency keys', sweeper: 'StagingTtlSweeper', table: 'idempotency_keys', key: ['project_id', 'branch', 'operation_id', 'key'],

@@ -103,7 +103,9 @@ const receive: DeclaredSpec = {
       type: m.type, externalId: m.externalId, payload: m.data, correlationId: ctx.inv.correlationId, branch: 'main', publicationVersion: publication.version,
     });
     if (!accepted.duplicate) ctx.services.outbox.kick();
-    return single(ctx, accepted, 202);
+    if (accepted.runsQueued > 0) ctx.services.scheduling?.kick();
+    const { runsQueued: _runs, ...receipt } = accepted;
+    return single(ctx, receipt, 202);
   },
 };
 

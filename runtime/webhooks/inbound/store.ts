@@ -2,6 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { PLATFORM_SCHEMA, type SqlClient, type SqlExecutor } from '../../../storage/index.js';
 import { ServiceError } from '../../errors/service-error.js';
 import type { SecretStore } from '../../secrets/index.js';
+import { startWebhookRuns } from '../../scheduling/webhook-runs.js';
 
 const S = PLATFORM_SCHEMA;
 
@@ -116,6 +117,8 @@ export interface AcceptedReceipt {
   receiptId: string;
   eventId: string;
   duplicate: boolean;
+  /** Webhook-trigger runs queued with the receipt (runtime/scheduling/webhook-runs.ts); 0 for a duplicate. */
+  runsQueued: number;
 }
 
 export interface InboundMessage {
@@ -132,7 +135,9 @@ export interface InboundMessage {
  * one, an outbox row in the same transaction, so the event reaches the log
  * exactly when the receipt exists. Event type `webhook.inbound.<type>`;
  * its data is `{ entity: null, entityId: <receiptId>, changedFields: [], branch }`
- * (the outbox's envelope); the payload stays on the receipt.
+ * (the outbox's envelope); the payload stays on the receipt. A new receipt
+ * also queues the runs of the receiver's webhook triggers, in the same
+ * transaction: a delivery gets its runs exactly when its receipt exists.
  */
 export async function acceptInbound(db: SqlClient, r: ReceiverRow, m: InboundMessage): Promise<AcceptedReceipt> {
   return db.transaction(async (tx) => {
@@ -149,13 +154,16 @@ export async function acceptInbound(db: SqlClient, r: ReceiverRow, m: InboundMes
       );
       const p = prior.rows[0];
       if (p === undefined) throw new Error('webhook receipt vanished after a conflict');
-      return { receiptId: p.id, eventId: p.event_id, duplicate: true };
+      return { receiptId: p.id, eventId: p.event_id, duplicate: true, runsQueued: 0 };
     }
     await tx.query(
       `INSERT INTO ${S}.outbox (event_id, type, tenant_id, project_id, branch, entity, entity_id, changed_fields, correlation_id, publication_version)
        VALUES ($1, $2, $3, $4, $5, NULL, $6, '[]'::jsonb, $7, $8::bigint)`,
       [eventId, `webhook.inbound.${m.type}`, r.tenantId, r.projectId, m.branch, receiptId, m.correlationId, m.publicationVersion],
     );
-    return { receiptId, eventId, duplicate: false };
+    const runsQueued = await startWebhookRuns(tx, r.projectId, {
+      eventId, correlationId: m.correlationId, webhook: { receiverId: r.id, receiptId, type: m.type, externalId: m.externalId, payload: m.payload ?? null },
+    });
+    return { receiptId, eventId, duplicate: false, runsQueued };
   });
 }
