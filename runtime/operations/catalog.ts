@@ -39,6 +39,8 @@ import { WEBHOOK_DIAGNOSTICS_SPECS } from './webhooks/diagnostics.js';
 import { REALTIME_SPECS } from './realtime/index.js';
 import { SOURCE_ASSET_SPECS } from './control/source-assets.js';
 import { AUTHORED_RUNTIME_SPECS } from './control/authored-runtime.js';
+import { RUN_ENGINE_SPECS } from './scheduling/runs-trigger.js';
+import { ATTEMPT_SPECS } from './scheduling/attempts.js';
 import type { DeclaredSpec } from './types.js';
 
 /**
@@ -123,5 +125,10 @@ export const PLATFORM_OPERATIONS: readonly DeclaredSpec[] = [
   // Authored code: source assets, the runtime (egress, workers).
   ...Object.values(SOURCE_ASSET_SPECS),
   ...Object.values(AUTHORED_RUNTIME_SPECS),
+
+
+  // Scheduling: runs and attempts.
+  ...Object.values(RUN_ENGINE_SPECS),
+  ...Object.values(ATTEMPT_SPECS),
 
 ];
