@@ -76,7 +76,7 @@ forEachBackend('scheduling: run engine', (backend: Backend) => {
     // Its event reaches the event log (read as stored: GET /api/events' filtering of TaskRun events is not settled yet).
     const deadline = Date.now() + 5_000;
     for (;;) {
-      const ev = await server.node.services.db.query<any>(`SELECT entity FROM plinth.events WHERE type = 'task.run.succeeded' AND entity_id = $1`, [queued.id]);
+      const ev = await server.node.services.db.query<any>(`SELECT entity FROM plinth.events WHERE type = 'task.run.succeeded' AND data->>'entityId' = $1`, [queued.id]);
       if (ev.rows.length === 1) {
         assert.equal(ev.rows[0].entity, 'TaskRun');
         break;
