@@ -10,3 +10,4 @@ export {
 } from './system.js';
 export type { ActorEnvelope, ActorTransport, ActorHost } from './transport.js';
 export { RingBuffer } from './mailbox.js';
+export { DispatcherDriver, dispatcherActor, dispatcherId, DISPATCHER_KIND } from './scheduling/dispatcher.js';

@@ -5,7 +5,7 @@ import { projectActor } from '../actors/project/index.js';
 import { RetentionDriver } from '../actors/retention/index.js';
 import { UsageRollupDriver } from '../actors/usage/index.js';
 import { SchemaRecoveryDriver } from '../actors/schema-recoverer/index.js';
-import { DispatcherDriver } from '../actors/scheduling/dispatcher.js';
+import { DispatcherDriver } from '../actors/index.js';
 import { ScheduledJobWorker } from '../runtime/scheduling/worker.js';
 import { schemaRecoveryAtStartSkipped } from '../runtime/control/schema-crash-hook.js';
 import { DeploymentRecovery } from '../runtime/deployments/deployment-recovery.js';
