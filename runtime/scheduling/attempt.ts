@@ -6,7 +6,7 @@ import { admitAuthoredInvocation } from '../authored/admission.js';
 import { recordAuthoredInvocation } from '../authored/evidence.js';
 import { findHandler } from '../authored/handler-plan.js';
 import type { HandlerDef, InvokeOutcome } from '../authored/types.js';
-import { hostTargetsOf, PGLITE_TX_HOLD_MS } from '../operations/authored/spec.js';
+import { hostTargetsOf } from '../operations/authored/spec.js';
 import type { OperationContext, Scope } from '../operations/types.js';
 import type { Services } from '../services.js';
 import type { ClaimedAttempt } from './claim.js';
@@ -42,14 +42,23 @@ async function warm(services: Services, projectId: string): Promise<void> {
   await services.quotas?.concurrency(projectId, 'authored.invocations');
 }
 
-/** Abort by the worker (`stop`) or, on PGlite, once the attempt's transaction was open PGLITE_TX_HOLD_MS (spec.ts explains the bound). */
+/**
+ * How long an attempt's transaction may stay open on PGlite (one connection: everything else
+ * waits meanwhile; spec.ts's PGLITE_TX_HOLD_MS explains the bound). Longer than an operation's:
+ * no caller waits on a background run, and a bundle's first invocation in a fresh sandbox
+ * worker takes several hundred milliseconds after its first write; at the operations' 250 ms
+ * such an attempt was stopped, its worker replaced, and every retry was cold again.
+ */
+export const PGLITE_ATTEMPT_HOLD_MS = 2_000;
+
+/** Abort by the worker (`stop`) or, on PGlite, once the attempt's transaction was open PGLITE_ATTEMPT_HOLD_MS. */
 function attemptSignal(services: Services, stop: AbortSignal): { signal: AbortSignal; onOpen: () => void; clear: () => void } {
   if (services.db.backend !== 'pglite') return { signal: stop, onOpen: () => {}, clear: () => {} };
   const hold = new AbortController();
   let timer: NodeJS.Timeout | null = null;
   return {
     signal: AbortSignal.any([stop, hold.signal]),
-    onOpen: () => { timer ??= setTimeout(() => hold.abort(), PGLITE_TX_HOLD_MS); },
+    onOpen: () => { timer ??= setTimeout(() => hold.abort(), PGLITE_ATTEMPT_HOLD_MS); },
     clear: () => { if (timer !== null) clearTimeout(timer); },
   };
 }
