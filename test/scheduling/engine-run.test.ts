@@ -69,6 +69,8 @@ forEachBackend('scheduling: run engine', (backend: Backend) => {
     assert.deepEqual(done.output.input, { note });
     assert.deepEqual(done.output.run, { id: queued.id, cause: 'manual', scheduledFor: queued.scheduledFor, attempt: 1 });
     assert.equal(await marks(note), 1);
+    const audit = await server.node.services.db.query<any>('SELECT trigger_id, decision FROM plinth.trigger_audit WHERE run_id = $1', [queued.id]);
+    assert.deepEqual(audit.rows, [{ trigger_id: null, decision: 'started' }]);
     const [a] = await attempts(queued.id);
     assert.equal(a.state, 'succeeded');
     assert.equal(a.number, 1);
@@ -118,6 +120,8 @@ forEachBackend('scheduling: run engine', (backend: Backend) => {
     const def = await job('longJob', `export default async function (ctx) { ${body} return 1; }`);
     const queued = await trigger(def);
     await until(queued.id, ['running']);
+    // Overlap `skip` (the default): no second manual run while one runs.
+    expectError(await c.post(`/api/scheduling/taskrun/${def}/trigger`, {}), 409, 'CONFLICT', 'TaskRun.OverlapSkipped');
     if (backend === 'postgres') await new Promise((res) => setTimeout(res, 300)); // its write happened
     const asked = Date.now();
     const r = controlData(await c.post(`/api/scheduling/taskrun/${queued.id}/cancel`), 200, 'TaskRun');

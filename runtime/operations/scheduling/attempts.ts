@@ -1,4 +1,5 @@
 import { notFound, validationFailed } from '../../errors/service-error.js';
+import { UUID_TEXT } from '../../control/rows.js';
 import { ATTEMPT_COLUMNS, toAttemptRecord, type AttemptRow } from '../../scheduling/rows.js';
 import { PLATFORM_SCHEMA } from '../../../storage/index.js';
 import { CONTROL_PLANE_UNMETERED, READ_ERRORS } from '../contract/index.js';
@@ -8,7 +9,6 @@ import { ENGINE_SCHEMAS as ES } from './engine-schemas.js';
 import { pathId, SCHEDULING_RUNS_TAG } from './runs-trigger.js';
 
 const S = PLATFORM_SCHEMA;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** Attempts of the branch's runs: an attempt belongs to the branch its run does. */
 const OF_BRANCH = `FROM ${S}.task_attempts a JOIN ${S}.task_runs r ON r.id = a.run_id WHERE a.project_id = $1 AND r.branch = $2`;
 const COLUMNS = ATTEMPT_COLUMNS.split(', ').map((c) => `a.${c}`).join(', ');
@@ -29,7 +29,7 @@ export const ATTEMPT_SPECS = {
     output: { status: 200, body: ES.ControlTaskAttemptList },
   }, async (ctx) => {
     const runId = ctx.inv.query.get('runId');
-    if (runId !== undefined && !UUID.test(runId)) throw validationFailed('TaskAttempt.InvalidRunId', '`runId` is a task run id', 'runId');
+    if (runId !== undefined && !UUID_TEXT.test(runId)) throw validationFailed('TaskAttempt.InvalidRunId', '`runId` is a task run id', 'runId');
     const res = runId === undefined
       ? await ctx.services.db.query<AttemptRow>(`SELECT ${COLUMNS} ${OF_BRANCH} ORDER BY a.seq DESC LIMIT $3`, [...place(ctx), ctx.services.limits.maxPageSize])
       : await ctx.services.db.query<AttemptRow>(`SELECT ${COLUMNS} ${OF_BRANCH} AND a.run_id = $3 ORDER BY a.number`, [...place(ctx), runId]);

@@ -1,4 +1,5 @@
 import { conflict, notFound, validationFailed } from '../../errors/service-error.js';
+import { UUID_TEXT } from '../../control/rows.js';
 import { enqueueRun, recordTriggerDecision } from '../../scheduling/enqueue.js';
 import { recordRunEvent } from '../../scheduling/run-events.js';
 import { DEFINITION_COLUMNS, toRunRecord, type DefinitionRow, type RunRow } from '../../scheduling/rows.js';
@@ -11,7 +12,6 @@ import { noGrants, type DeclaredSpec, type OperationContext, type Result } from 
 import { ENGINE_SCHEMAS as ES } from './engine-schemas.js';
 
 const S = PLATFORM_SCHEMA;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const RUN_COLUMNS = 'id, definition_id, trigger_id, cause, scheduled_for, state, attempts, input, output, error, event_id, created_at, started_at, finished_at';
 
 export const SCHEDULING_RUNS_TAG: TagDecl = { name: 'Scheduling', description: 'Task definitions, triggers, runs and attempts (CONTRACT "Scheduling").' };
@@ -19,7 +19,7 @@ export const SCHEDULING_RUNS_TAG: TagDecl = { name: 'Scheduling', description: '
 /** A path id that cannot be a uuid names nothing: 404 like an unknown one. */
 export function pathId(ctx: OperationContext, reason: string, what: string): string {
   const id = ctx.inv.params.id ?? ctx.inv.params.definitionId ?? '';
-  if (!UUID.test(id)) throw notFound(reason, `${what} does not exist`);
+  if (!UUID_TEXT.test(id)) throw notFound(reason, `${what} does not exist`);
   return id;
 }
 
