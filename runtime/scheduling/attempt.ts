@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { ServiceError } from '../errors/service-error.js';
 import { InvocationTx } from '../authored/invocation-tx.js';
 import { failureError, invokeHandler, loadHandlerCode } from '../authored/invoke.js';
-import { admitAuthoredInvocation } from '../authored/admission.js';
+import { admitAuthoredInvocation, type AuthoredAdmission } from '../authored/admission.js';
 import { recordAuthoredInvocation } from '../authored/evidence.js';
 import { findHandler } from '../authored/handler-plan.js';
 import type { HandlerDef, InvokeOutcome } from '../authored/types.js';
@@ -99,7 +99,7 @@ export async function runAttempt(services: Services, a: ClaimedAttempt, stop: Ab
     if (!(err instanceof ServiceError)) throw err;
     return endUnsuccessful(services, a, 'failed', errorOf(err), ending);
   }
-  let admission;
+  let admission: AuthoredAdmission;
   try {
     admission = await admitAuthoredInvocation(ctx);
   } catch (err) {
