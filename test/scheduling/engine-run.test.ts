@@ -144,6 +144,18 @@ forEachBackend('scheduling: run engine', (backend: Backend) => {
     expectError(await c.post(`/api/scheduling/taskrun/${paused}/trigger`, {}), 409, 'CONFLICT', 'TaskDefinition.Paused');
     expectError(await c.post(`/api/scheduling/taskrun/${randomUUID()}/trigger`, {}), 404, 'NOT_FOUND', 'TaskDefinition.NotFound');
     expectError(await c.post('/api/scheduling/taskrun/nope/trigger', {}), 404, 'NOT_FOUND', 'TaskDefinition.NotFound');
+    expectError(await c.post(`/api/scheduling/taskrun/${randomUUID()}/cancel`), 404, 'NOT_FOUND', 'TaskRun.NotFound');
+    expectError(await c.get(`/api/scheduling/taskattempt/${randomUUID()}`), 404, 'NOT_FOUND', 'TaskAttempt.NotFound');
+    expectError(await c.get('/api/scheduling/taskattempt?runId=nope'), 422, 'VALIDATION_FAILED', 'TaskAttempt.InvalidRunId', 'runId');
+    // A queued run (seeded not yet due, so no worker claims it first) is cancelled at once.
+    const queuedId = randomUUID();
+    await server.node.services.db.query(
+      `INSERT INTO plinth.task_runs (id, tenant_id, project_id, branch, definition_id, cause, scheduled_for, serial, max_attempts, correlation_id, due_at)
+       VALUES ($1, $2, $3, 'main', $4, 'manual', now(), false, 3, 'seeded', now() + interval '1 hour')`,
+      [queuedId, ids.tenantId, ids.projectId, def],
+    );
+    assert.equal(controlData(await c.post(`/api/scheduling/taskrun/${queuedId}/cancel`), 200, 'TaskRun', 'cancelled').state, 'cancelled');
+    expectError(await c.post(`/api/scheduling/taskrun/${queuedId}/cancel`), 409, 'CONFLICT', 'TaskRun.Finished');
   });
 
   it('marks an attempt whose lease ran out lost and retries its run', async () => {
