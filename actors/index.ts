@@ -11,3 +11,4 @@ export {
 export type { ActorEnvelope, ActorTransport, ActorHost } from './transport.js';
 export { RingBuffer } from './mailbox.js';
 export { SchedulerDriver, SCANNER_ID, type ScanReport } from './scheduling/scanner.js';
+export { DispatcherDriver, dispatcherActor, dispatcherId, DISPATCHER_KIND } from './scheduling/dispatcher.js';

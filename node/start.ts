@@ -5,6 +5,8 @@ import { projectActor } from '../actors/project/index.js';
 import { RetentionDriver } from '../actors/retention/index.js';
 import { UsageRollupDriver } from '../actors/usage/index.js';
 import { SchemaRecoveryDriver } from '../actors/schema-recoverer/index.js';
+import { DispatcherDriver } from '../actors/index.js';
+import { ScheduledJobWorker } from '../runtime/scheduling/worker.js';
 import { schemaRecoveryAtStartSkipped } from '../runtime/control/schema-crash-hook.js';
 import { DeploymentRecovery } from '../runtime/deployments/deployment-recovery.js';
 import { driverLease } from '../runtime/deployments/deployment-lease.js';
@@ -71,6 +73,8 @@ export interface RunningNode {
   services: Services;
   /** The retention sweepers' driver (tests and operators: sweepNow()). */
   retention: RetentionDriver;
+  /** The scheduling dispatcher's driver (tests and operators: reapNow()). */
+  dispatcher: DispatcherDriver;
   /** Reverts deployments whose driver is gone (tests and operators: recoverNow()). */
   deploymentRecovery: DeploymentRecovery;
   /** BillingDrainRollup's driver (tests and operators: rollUpNow()). */
@@ -169,6 +173,8 @@ export async function startNode(config: NodeConfig): Promise<RunningNode> {
   const scheduler = new SchedulerDriver(actors, { db, nodeId: config.nodeId, publications, log, kick: () => services.scheduling?.kick() });
 
   const schemaRecovery = new SchemaRecoveryDriver(actors, { db, log });
+  // Its events go out through the outbox, made below; it is ticked only once the node started.
+  const dispatcher = new DispatcherDriver(actors, { db, log, kickOutbox: () => outbox.kick() }, log);
 
   let webhooks: WebhookDispatcher;
   try {
@@ -219,6 +225,8 @@ export async function startNode(config: NodeConfig): Promise<RunningNode> {
   };
   // Worker threads start (and warm their engines) now, so a first handler invocation does not wait for them.
   const authoredPool = createSandboxPool({ workers: config.authoredWorkers, log: log.child({ part: 'authored-sandbox' }) });
+  // Scheduled runs use the same sandbox workers: as many attempts at once as there are workers.
+  const scheduling = new ScheduledJobWorker(() => services, config.authoredWorkers, config.nodeId, log.child({ part: 'scheduling' }));
   const services: Services = {
     db, log, nodeId: config.nodeId, deploymentLease,
     adminTokenDigest: createHash('sha256').update(admin.token).digest(),
@@ -234,6 +242,7 @@ export async function startNode(config: NodeConfig): Promise<RunningNode> {
     identity: { refreshReuseGraceMs: config.refreshReuseGraceMs, throttle: new LoginThrottle(config.loginThrottle), federationAllowPrivateIssuers: config.federationAllowPrivateIssuers, webauthn: config.webauthn },
     streams,
     authored: { pool: authoredPool },
+    scheduling,
     realtime: new RealtimeHub({
       db, log, tail: eventTail, streams: streams.slots,
       limits: {
@@ -296,6 +305,8 @@ export async function startNode(config: NodeConfig): Promise<RunningNode> {
   retention.start();
   usageRollup.start();
   scheduler.start();
+  scheduling.start();
+  dispatcher.start();
 
   let stopping: Promise<void> | null = null;
   const stop = (): Promise<void> => {
@@ -313,6 +324,9 @@ export async function startNode(config: NodeConfig): Promise<RunningNode> {
       await webhooks.stop();
       retention.stop();
       usageRollup.stop();
+      // Running attempts are abandoned (rolled back); their leases run out and another node retries them.
+      dispatcher.stop();
+      await scheduling.stop();
       scheduler.stop();
       // Requests have drained, so no handler is running: the sandbox workers end.
       await authoredPool.close();
@@ -335,5 +349,5 @@ export async function startNode(config: NodeConfig): Promise<RunningNode> {
     })();
     return stopping;
   };
-  return { url: node.url, port: http.port, grpcPort: grpc.port, admin, storage: cluster === null ? label : `${label}, cluster over NATS`, log, services, retention, deploymentRecovery, usageRollup, scheduler, stop };
+  return { url: node.url, port: http.port, grpcPort: grpc.port, admin, storage: cluster === null ? label : `${label}, cluster over NATS`, log, services, retention, deploymentRecovery, usageRollup, scheduler, dispatcher, stop };
 }

@@ -60,10 +60,12 @@ export interface InvokeOptions {
   targets?: HostTargets;
   /** Stops the invocation early (InvokeRequest.signal). */
   signal?: AbortSignal;
+  /** A background surface's own `ctx` members (`ctx.run`, `ctx.event`, …). */
+  extra?: Record<string, unknown>;
 }
 
 /**
- * Runs one invocation of an operation handler in the sandbox pool: the bundle
+ * Runs one invocation of a handler in the sandbox pool: the bundle
  * the publication pinned, the handler's limits, `ctx` from the caller (actor,
  * correlationId, publicationVersion) and a host bridge acting with the
  * caller's authority.
@@ -77,6 +79,7 @@ export function invokeHandler(o: InvokeOptions): Promise<InvokeOutcome> {
     actor: { subjectId: ctx.actor.subjectId, roles: [...ctx.actor.roles], claims: { ...ctx.actor.claims } },
     correlationId: ctx.inv.correlationId,
     publicationVersion: scope.publication.version,
+    ...(o.extra === undefined ? {} : { extra: o.extra }),
   };
   return o.pool.invoke({
     code, codeId: handler.bundleSha256, exportName: handler.export, input: o.input, ctx: sandbox, limits: handler.limits,

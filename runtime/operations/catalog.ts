@@ -43,6 +43,8 @@ import { TRIGGER_AUDIT_SPECS } from './scheduling/trigger-audit.js';
 import { AUTHORED_RUNTIME_SPECS } from './control/authored-runtime.js';
 import { DEFINITION_SPECS } from './scheduling/definitions.js';
 import { TRIGGER_SPECS } from './scheduling/triggers.js';
+import { RUN_ENGINE_SPECS } from './scheduling/runs-trigger.js';
+import { ATTEMPT_SPECS } from './scheduling/attempts.js';
 import type { DeclaredSpec } from './types.js';
 
 /**
@@ -126,13 +128,15 @@ export const PLATFORM_OPERATIONS: readonly DeclaredSpec[] = [
 
   // Authored code: source assets, the runtime (egress, workers).
   ...Object.values(SOURCE_ASSET_SPECS),
-  ...Object.values(RUN_READ_SPECS),
-  ...Object.values(TRIGGER_AUDIT_SPECS),
   ...Object.values(AUTHORED_RUNTIME_SPECS),
 
 
-  // Scheduling: task definitions and their triggers.
+  // Scheduling: task definitions and their triggers, runs, attempts, the trigger audit.
   ...Object.values(DEFINITION_SPECS),
   ...Object.values(TRIGGER_SPECS),
+  ...Object.values(RUN_ENGINE_SPECS),
+  ...Object.values(ATTEMPT_SPECS),
+  ...Object.values(RUN_READ_SPECS),
+  ...Object.values(TRIGGER_AUDIT_SPECS),
 
 ];

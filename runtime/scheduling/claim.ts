@@ -1,0 +1,90 @@
+import { randomUUID } from 'node:crypto';
+import { PLATFORM_SCHEMA, SQLSTATE, sqlstateOf, type SqlClient } from '../../storage/index.js';
+import { SCHEDULING_TIMING, type RunCause, type RunContext } from './types.js';
+
+const S = PLATFORM_SCHEMA;
+
+/** A run a worker claimed, with its new attempt and what the attempt needs of its definition. */
+export interface ClaimedAttempt {
+  attemptId: string;
+  number: number;
+  runId: string;
+  tenantId: string;
+  projectId: string;
+  branch: string;
+  cause: RunCause;
+  scheduledFor: string;
+  input: unknown;
+  context: RunContext | null;
+  runCorrelationId: string;
+  handler: string;
+  timeoutSeconds: number;
+}
+
+interface ClaimRow {
+  id: string; tenant_id: string; project_id: string; branch: string; cause: RunCause; scheduled_for: string | Date; attempts: number;
+  input: unknown; context: RunContext | null; correlation_id: string; handler: string; timeout_seconds: number;
+}
+
+/**
+ * Claims one due run for this node, in one transaction: the oldest queued run
+ * that is due and not asked to cancel, skipping rows another worker holds
+ * (SKIP LOCKED) and serial runs whose definition already has one running; it
+ * becomes `running` (one more attempt, `startedAt` on the first) with a new
+ * attempt row leased to this node. Null: nothing to claim. `contended`: the
+ * serial index refused it (another node started that definition's run
+ * meanwhile); the next round looks again.
+ */
+export async function claimRun(db: SqlClient, nodeId: string): Promise<ClaimedAttempt | null | 'contended'> {
+  try {
+    return await db.transaction(async (tx) => {
+      const due = await tx.query<{ id: string }>(
+        `SELECT r.id FROM ${S}.task_runs r
+         WHERE r.state = 'queued' AND r.due_at <= now() AND NOT r.cancel_requested
+           AND (NOT r.serial OR NOT EXISTS (SELECT 1 FROM ${S}.task_runs o WHERE o.definition_id = r.definition_id AND o.serial AND o.state = 'running'))
+         ORDER BY r.due_at, r.seq LIMIT 1 FOR UPDATE SKIP LOCKED`,
+      );
+      const id = due.rows[0]?.id;
+      if (id === undefined) return null;
+      const run = (await tx.query<ClaimRow>(
+        `UPDATE ${S}.task_runs r SET state = 'running', attempts = r.attempts + 1, started_at = COALESCE(r.started_at, now())
+         FROM ${S}.task_definitions d WHERE r.id = $1 AND d.id = r.definition_id
+         RETURNING r.id, r.tenant_id, r.project_id, r.branch, r.cause, r.scheduled_for, r.attempts, r.input, r.context, r.correlation_id, d.handler, d.timeout_seconds`,
+        [id],
+      )).rows[0]!;
+      const attemptId = randomUUID();
+      await tx.query(
+        `INSERT INTO ${S}.task_attempts (id, run_id, project_id, number, node, lease_until) VALUES ($1, $2, $3, $4, $5, now() + $6 * interval '1 millisecond')`,
+        [attemptId, run.id, run.project_id, run.attempts, nodeId, SCHEDULING_TIMING.leaseMs],
+      );
+      return {
+        attemptId, number: Number(run.attempts), runId: run.id, tenantId: run.tenant_id, projectId: run.project_id, branch: run.branch, cause: run.cause,
+        scheduledFor: new Date(run.scheduled_for).toISOString(), input: run.input, context: run.context, runCorrelationId: run.correlation_id,
+        handler: run.handler, timeoutSeconds: Number(run.timeout_seconds),
+      };
+    });
+  } catch (err) {
+    if (sqlstateOf(err) === SQLSTATE.UNIQUE_VIOLATION) return 'contended';
+    throw err;
+  }
+}
+
+/** Extends this node's running attempts' leases; answers the ids still `running` (the others were marked lost: their work must stop). */
+export async function renewLeases(db: SqlClient, attemptIds: string[]): Promise<Set<string>> {
+  if (attemptIds.length === 0) return new Set();
+  const res = await db.query<{ id: string }>(
+    `UPDATE ${S}.task_attempts SET lease_until = now() + $2 * interval '1 millisecond' WHERE id = ANY($1::uuid[]) AND state = 'running' RETURNING id`,
+    [attemptIds, SCHEDULING_TIMING.leaseMs],
+  );
+  return new Set(res.rows.map((r) => r.id));
+}
+
+/** Of these running attempts, the ones whose run was asked to cancel. */
+export async function cancelRequested(db: SqlClient, attemptIds: string[]): Promise<string[]> {
+  if (attemptIds.length === 0) return [];
+  const res = await db.query<{ id: string }>(
+    `SELECT a.id FROM ${S}.task_attempts a JOIN ${S}.task_runs r ON r.id = a.run_id WHERE a.id = ANY($1::uuid[]) AND r.cancel_requested`,
+    [attemptIds],
+  );
+  return res.rows.map((r) => r.id);
+}
