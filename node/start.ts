@@ -170,7 +170,7 @@ export async function startNode(config: NodeConfig): Promise<RunningNode> {
   });
 
   // Runs queued by a scan wake the local worker (services.scheduling, once built).
-  const scheduler = new SchedulerDriver(actors, { db, nodeId: config.nodeId, publications, log, kick: () => services.scheduling?.kick() });
+  const scheduler = new SchedulerDriver(actors, { db, nodeId: config.nodeId, publications, log, usage, kick: () => services.scheduling?.kick() });
 
   const schemaRecovery = new SchemaRecoveryDriver(actors, { db, log });
   // Its events go out through the outbox, made below; it is ticked only once the node started.

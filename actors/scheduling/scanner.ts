@@ -2,6 +2,8 @@ import type { Logger } from '../../runtime/log.js';
 import { routeEventTriggers } from '../../runtime/scheduling/event-router.js';
 import { scanTimeTriggers } from '../../runtime/scheduling/scan.js';
 import { SCHEDULING_TIMING } from '../../runtime/scheduling/types.js';
+import { meterQueuedRuns } from '../../runtime/scheduling/run-usage.js';
+import type { UsageSink } from '../../runtime/usage/sink.js';
 import type { PublicationSource } from '../../runtime/services.js';
 import type { SqlClient } from '../../storage/index.js';
 import { ActorId } from '../actor-id.js';
@@ -17,6 +19,8 @@ export interface ScannerDeps {
   nodeId: string;
   publications: PublicationSource;
   log: Logger;
+  /** Where each queued run's `task.runs` usage goes (runtime/scheduling/run-usage.ts); absent: not metered. */
+  usage?: UsageSink;
   /** After runs were queued: the local worker looks at once (services.scheduling.kick, wired elsewhere). */
   kick?: () => void;
   /** Set at shutdown: no more scans, no more wake-ups. */
@@ -36,10 +40,11 @@ export interface ScanReport { timeRuns: number; eventRuns: number }
 /** Due triggers fired, then new events routed; a failure (the database away) is logged and the next tick tries again. */
 async function scan(ctx: ActorContext<ScannerState>, deps: ScannerDeps): Promise<ScanReport> {
   if (deps.stopping.value) return { timeRuns: 0, eventRuns: 0 };
-  let time: Awaited<ReturnType<typeof scanTimeTriggers>> = { queued: 0, nextDueAt: null };
+  let time: Awaited<ReturnType<typeof scanTimeTriggers>> = { queued: [], nextDueAt: null };
   let eventRuns = 0;
   try {
     time = await scanTimeTriggers(deps.db, deps.nodeId);
+    meterQueuedRuns(deps.usage, time.queued);
     for (let more = true; more && !deps.stopping.value;) {
       const r = await routeEventTriggers(deps);
       eventRuns += r.queued;
@@ -49,7 +54,7 @@ async function scan(ctx: ActorContext<ScannerState>, deps: ScannerDeps): Promise
     deps.log.warn('scheduler scan failed; the next tick tries again', { error: err instanceof Error ? err.message : String(err) });
   }
   ctx.state.lastScanEndedAt = Date.now();
-  if (time.queued + eventRuns > 0) deps.kick?.();
+  if (time.queued.length + eventRuns > 0) deps.kick?.();
   // Sleep until the nearest fire, bounded by the tick period: a fire starts within 1 s of its time.
   if (ctx.state.wake !== null) clearTimeout(ctx.state.wake);
   ctx.state.wake = null;
@@ -63,7 +68,7 @@ async function scan(ctx: ActorContext<ScannerState>, deps: ScannerDeps): Promise
       ctx.state.wake.unref();
     }
   }
-  return { timeRuns: time.queued, eventRuns };
+  return { timeRuns: time.queued.length, eventRuns };
 }
 
 /**

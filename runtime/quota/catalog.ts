@@ -4,7 +4,7 @@
  * counter can roll over (calendar windows: one bucket, the window itself;
  * rolling windows: minute or hour buckets, docs/usage.md "Quotas").
  */
-export const QUOTA_KINDS = ['read.monthly', 'write.monthly', 'realtime.subscriptions', 'webhook.deliveries.monthly', 'authored.invocations.monthly', 'authored.cpu_ms.monthly'] as const;
+export const QUOTA_KINDS = ['read.monthly', 'write.monthly', 'realtime.subscriptions', 'webhook.deliveries.monthly', 'authored.invocations.monthly', 'authored.cpu_ms.monthly', 'task.runs.monthly'] as const;
 export type QuotaKind = (typeof QUOTA_KINDS)[number];
 
 /**
@@ -16,13 +16,14 @@ export type QuotaKind = (typeof QUOTA_KINDS)[number];
 const USAGE_KIND_OF: Readonly<Record<string, string>> = {
   'authored.invocations.monthly': 'authored.invocations',
   'authored.cpu_ms.monthly': 'authored.cpu_ms',
+  'task.runs.monthly': 'task.runs',
 };
 export const usageKindOf = (quotaKind: string): string => USAGE_KIND_OF[quotaKind] ?? quotaKind;
 /**
  * Kinds counted over a window by the ledger's counters: reads and writes in dispatch's quota stage,
  * webhook delivery attempts in the outbound dispatcher (`QuotaLedger.admitWork`).
  */
-export const ENFORCED_KINDS: ReadonlySet<string> = new Set(['read.monthly', 'write.monthly', 'webhook.deliveries.monthly', 'authored.invocations.monthly', 'authored.cpu_ms.monthly']);
+export const ENFORCED_KINDS: ReadonlySet<string> = new Set(['read.monthly', 'write.monthly', 'webhook.deliveries.monthly', 'authored.invocations.monthly', 'authored.cpu_ms.monthly', 'task.runs.monthly']);
 
 /**
  * Kinds that bound what is open at once rather than what was consumed in a window: a

@@ -19,7 +19,7 @@ type DeclaredMetering = { readonly unit: 'none' } | { readonly unit: Metered['ki
 
 /** What an operation consumes, known before it runs (CONTRACT: Usage and quotas). */
 export interface Metered {
-  kind: 'read.monthly' | 'write.monthly' | 'webhook.deliveries.monthly' | 'authored.invocations.monthly' | 'authored.cpu_ms.monthly';
+  kind: 'read.monthly' | 'write.monthly' | 'webhook.deliveries.monthly' | 'authored.invocations.monthly' | 'authored.cpu_ms.monthly' | 'task.runs.monthly';
   /** Units the operation will consume at most: 1 per read, 1 per row written, N for a batch of N. */
   estimate: number;
   /** The dimensions a quota's own dimensions are matched against: `entity` (entity operations), */

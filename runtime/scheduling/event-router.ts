@@ -6,6 +6,8 @@ import { filterToSql, SqlParams } from '../filter/to-sql.js';
 import type { Logger } from '../log.js';
 import type { PublicationSource } from '../services.js';
 import { enqueueRun, recordTriggerDecision } from './enqueue.js';
+import { meterQueuedRuns, type QueuedRun } from './run-usage.js';
+import type { UsageSink } from '../usage/sink.js';
 import type { OverlapPolicy, RetryPolicy, TriggerSpec } from './types.js';
 
 const S = PLATFORM_SCHEMA;
@@ -24,6 +26,8 @@ export interface EventRouterDeps {
   nodeId: string;
   publications: PublicationSource;
   log: Logger;
+  /** Where each queued run's `task.runs` usage goes (run-usage.ts); absent: not metered. */
+  usage?: UsageSink;
 }
 
 const kindOf = (type: string): string => type.slice(type.lastIndexOf('.') + 1);
@@ -127,33 +131,37 @@ export async function routeEventTriggers(deps: EventRouterDeps): Promise<{ queue
   const routed = fires.filter((f) => BigInt(f.e.seq) <= BigInt(step.last));
   const queued = await db.transaction(async (tx) => {
     const locked = (await tx.query<{ last_seq: string }>(`SELECT last_seq FROM ${S}.scheduler_state WHERE name = 'events' FOR UPDATE`)).rows[0];
-    if (locked === undefined || locked.last_seq !== cur.last_seq) return 0;
-    let n = 0;
-    for (const { t, e } of routed) if (await fireEvent(tx, t, e)) n++;
+    if (locked === undefined || locked.last_seq !== cur.last_seq) return [];
+    const runs: QueuedRun[] = [];
+    for (const { t, e } of routed) {
+      const run = await fireEvent(tx, t, e);
+      if (run !== null) runs.push(run);
+    }
     await tx.query(
       `UPDATE ${S}.scheduler_state SET last_seq = $1, node = $3, last_scan_at = now(),
          gap_since = CASE WHEN NOT $2::boolean THEN NULL WHEN last_seq = $1 AND gap_since IS NOT NULL THEN gap_since ELSE now() END
        WHERE name = 'events'`, [step.last, step.blocked, deps.nodeId],
     );
-    return n;
+    return runs;
   });
-  return { queued, more: positions.length === BATCH && !step.blocked };
+  meterQueuedRuns(deps.usage, queued);
+  return { queued: queued.length, more: positions.length === BATCH && !step.blocked };
 }
 
-/** One (trigger, event): its run, or `skippedPaused`. True when a run was queued. */
-async function fireEvent(tx: SqlExecutor, t: EventTriggerRow, e: EventRow): Promise<boolean> {
+/** One (trigger, event): its run, or `skippedPaused`. The run when one was queued. */
+async function fireEvent(tx: SqlExecutor, t: EventTriggerRow, e: EventRow): Promise<QueuedRun | null> {
   const scheduledFor = new Date(e.occurredAt);
   const audit = { projectId: t.project_id, definitionId: t.definition_id, triggerId: t.id, scheduledFor };
   if (t.state === 'paused') {
     await recordTriggerDecision(tx, { ...audit, decision: 'skippedPaused' });
-    return false;
+    return null;
   }
   const out = await enqueueRun(tx, {
     definition: { id: t.definition_id, tenantId: t.tenant_id, projectId: t.project_id, branch: t.branch, overlap: t.overlap, retry: t.retry },
     triggerId: t.id, cause: 'event', scheduledFor, input: t.input, correlationId: e.correlationId,
     eventId: e.id, context: { event: envelopeOf(e) as unknown as Record<string, unknown> },
   });
-  if (out.decision !== 'started') return false;
+  if (out.decision !== 'started') return null;
   await recordTriggerDecision(tx, { ...audit, decision: 'started', runId: out.run.id });
-  return true;
+  return { tenantId: t.tenant_id, projectId: t.project_id, runId: out.run.id, correlationId: e.correlationId, cause: 'event' };
 }

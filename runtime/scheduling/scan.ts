@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { PLATFORM_SCHEMA, type SqlClient, type SqlExecutor } from '../../storage/index.js';
 import { enqueueRun, recordTriggerDecision, type DefinitionForRun } from './enqueue.js';
 import { decideFire } from './misfire.js';
+import type { QueuedRun } from './run-usage.js';
 import type { MisfirePolicy, OverlapPolicy, RetryPolicy, TriggerSpec } from './types.js';
 
 const S = PLATFORM_SCHEMA;
@@ -10,8 +11,8 @@ const BATCH = 100;
 
 /** What one scan did. */
 export interface ScanOutcome {
-  /** Runs queued. */
-  queued: number;
+  /** Runs queued (committed). */
+  queued: QueuedRun[];
   /** The nearest `next_fire_at` of an active time trigger after the scan (null: none). */
   nextDueAt: Date | null;
 }
@@ -31,14 +32,14 @@ const LIVE_TIME_TRIGGER = `t.kind IN ('cron', 'interval', 'once') AND d.state = 
  * lease moving mid-scan) skips the locked rows, and the unique (trigger,
  * scheduledFor) key makes any fire it still repeats a `duplicate`.
  */
-async function scanBatch(tx: SqlExecutor, now: Date): Promise<{ handled: number; queued: number; lagMs: number | null }> {
+async function scanBatch(tx: SqlExecutor, now: Date): Promise<{ handled: number; queued: QueuedRun[]; lagMs: number | null }> {
   const due = (await tx.query<DueRow>(
     `SELECT t.id, t.kind, t.spec, t.misfire, t.next_fire_at, d.id AS definition_id, d.tenant_id, d.project_id, d.branch, d.overlap, d.retry, d.input
      FROM ${S}.task_triggers t JOIN ${S}.task_definitions d ON d.id = t.definition_id
      WHERE t.next_fire_at <= $1 AND ${LIVE_TIME_TRIGGER}
      ORDER BY t.next_fire_at LIMIT ${BATCH} FOR UPDATE OF t SKIP LOCKED`, [now.toISOString()],
   )).rows;
-  let queued = 0;
+  const queued: QueuedRun[] = [];
   let lagMs: number | null = null;
   for (const t of due) {
     // The column is the kind; `spec` holds the kind's own members.
@@ -48,9 +49,10 @@ async function scanBatch(tx: SqlExecutor, now: Date): Promise<{ handled: number;
     else {
       if (decision.action === 'collapse') await recordTriggerDecision(tx, { ...audit, decision: 'misfireCollapsed' });
       const definition: DefinitionForRun = { id: t.definition_id, tenantId: t.tenant_id, projectId: t.project_id, branch: t.branch, overlap: t.overlap, retry: t.retry };
-      const out = await enqueueRun(tx, { definition, triggerId: t.id, cause: 'schedule', scheduledFor: decision.at, input: t.input, correlationId: randomUUID() });
+      const correlationId = randomUUID();
+      const out = await enqueueRun(tx, { definition, triggerId: t.id, cause: 'schedule', scheduledFor: decision.at, input: t.input, correlationId });
       if (out.decision === 'started') {
-        queued++;
+        queued.push({ tenantId: t.tenant_id, projectId: t.project_id, runId: out.run.id, correlationId, cause: 'schedule' });
         await recordTriggerDecision(tx, { ...audit, decision: 'started', runId: out.run.id });
       } else if (out.decision === 'skippedOverlap') await recordTriggerDecision(tx, { ...audit, decision: 'skippedOverlap' });
       // `duplicate`: another scanner queued this fire already; nothing more to say.
@@ -71,12 +73,12 @@ async function scanBatch(tx: SqlExecutor, now: Date): Promise<{ handled: number;
  * the caller sleeps until then.
  */
 export async function scanTimeTriggers(db: SqlClient, nodeId: string): Promise<ScanOutcome> {
-  let queued = 0;
+  const queued: QueuedRun[] = [];
   let lagMs: number | null = null;
   for (;;) {
     const now = new Date();
     const b = await db.transaction((tx) => scanBatch(tx, now));
-    queued += b.queued;
+    queued.push(...b.queued);
     if (b.lagMs !== null) lagMs = b.lagMs;
     if (b.handled < BATCH) break;
   }

@@ -2,12 +2,13 @@ import type { OperationContext, Result } from '../operations/types.js';
 import type { RecordedUsage } from '../pipeline/audit-row.js';
 import type { UsageEvent } from '../services.js';
 import { actualUnits, meteredOf } from '../quota/units.js';
+import { usageKindOf } from '../quota/catalog.js';
 
 /** Quota kinds metered by the platform (CONTRACT: Usage and quotas). */
-export const USAGE_KINDS = ['read.monthly', 'write.monthly', 'realtime.subscriptions', 'webhook.deliveries.monthly', 'authored.invocations', 'authored.cpu_ms'] as const;
+export const USAGE_KINDS = ['read.monthly', 'write.monthly', 'realtime.subscriptions', 'webhook.deliveries.monthly', 'authored.invocations', 'authored.cpu_ms', 'task.runs'] as const;
 
 /** The kinds a dispatched operation's audit row can carry (usage-store.ts lists them per kind). */
-export const AUDITED_USAGE_KINDS = ['read.monthly', 'write.monthly', 'realtime.subscriptions', 'authored.invocations'] as const;
+export const AUDITED_USAGE_KINDS = ['read.monthly', 'write.monthly', 'realtime.subscriptions', 'authored.invocations', 'task.runs'] as const;
 
 /** Operations that open a realtime subscription (WebSocket `subscribe`, SSE). */
 const SUBSCRIBE_OPERATIONS = new Set(['Realtime.Subscribe', 'Realtime.Sse']);
@@ -32,7 +33,8 @@ export function usageOf(ctx: OperationContext, result: Result): RecordedUsage | 
   const m = meteredOf(ctx);
   if (m !== null) {
     const units = actualUnits(m, result);
-    return units > 0 ? recorded(ctx, m.kind, units, m.entity === undefined ? undefined : { entity: m.entity }) : null;
+    // Recorded under the usage kind the quota kind counts (`task.runs.monthly` counts `task.runs`).
+    return units > 0 ? recorded(ctx, usageKindOf(m.kind), units, m.entity === undefined ? undefined : { entity: m.entity }) : null;
   }
   return SUBSCRIBE_OPERATIONS.has(ctx.operationId) ? recorded(ctx, 'realtime.subscriptions', 1) : null;
 }

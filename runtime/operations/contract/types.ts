@@ -68,7 +68,7 @@ export type MeteringDecl =
   | { readonly unit: MeteredUnit; readonly estimate?: (body: unknown) => number };
 
 /** Windowed quota kinds an operation other than an entity operation may count toward. */
-export type MeteredUnit = 'read.monthly' | 'write.monthly' | 'webhook.deliveries.monthly' | 'authored.invocations.monthly' | 'authored.cpu_ms.monthly';
+export type MeteredUnit = 'read.monthly' | 'write.monthly' | 'webhook.deliveries.monthly' | 'authored.invocations.monthly' | 'authored.cpu_ms.monthly' | 'task.runs.monthly';
 
 /** Announced stability (spec "Versioning"): Stable changes only additively, Beta may change with notice, Experimental any time. */
 export type Stability = 'stable' | 'beta' | 'experimental' | 'deprecated';

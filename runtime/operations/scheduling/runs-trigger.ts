@@ -75,7 +75,7 @@ async function cancel(ctx: OperationContext): Promise<Result> {
   return control(ctx, 'TaskRun', ended ? 'cancelled' : 'cancelRequested', toRunRecord(row));
 }
 
-const op = (id: string, contract: Omit<DeclaredSpec['contract'], 'tag' | 'metering' | 'stability' | 'errors'>, execute: DeclaredSpec['execute']): DeclaredSpec => ({
+const op = (id: string, contract: Omit<DeclaredSpec['contract'], 'tag' | 'metering' | 'stability' | 'errors'> & Partial<Pick<DeclaredSpec['contract'], 'metering' | 'errors'>>, execute: DeclaredSpec['execute']): DeclaredSpec => ({
   id, authn: 'admin', scope: 'project', grants: noGrants, execute,
   contract: { tag: SCHEDULING_RUNS_TAG, errors: WRITE_ERRORS, metering: CONTROL_PLANE_UNMETERED, stability: 'experimental', ...contract },
 });
@@ -90,6 +90,8 @@ export const RUN_ENGINE_SPECS = {
     params: { definitionId: { description: 'Task definition id.', schema: { type: 'string', format: 'uuid' } } },
     sharedParams: ['IdempotencyKey'], body: ES.ControlTaskRunTriggerInput, reasons: { prefix: 'TaskRun', fields: { input: 'TaskRun.InvalidInput' } },
     output: { status: 202, body: ES.ControlTaskRunQueued },
+    // CONTRACT "Usage and quotas": a run counts `task.runs`; a `task.runs.monthly` quota refuses a manual run with 429 before it is queued.
+    metering: { unit: 'task.runs.monthly' }, errors: [...WRITE_ERRORS, 429],
   }, async (ctx) => {
     const definitionId = pathId(ctx, 'TaskDefinition.NotFound', 'task definition');
     const key = ctx.inv.idempotencyKey === null ? null : checkIdempotencyKey(ctx.inv.idempotencyKey);

@@ -1,4 +1,5 @@
 import { notFound, ServiceError, unauthorized, validationFailed } from '../../errors/service-error.js';
+import { meterQueuedRuns } from '../../scheduling/run-usage.js';
 import {
   acceptInbound, createReceiver, deleteReceiver, listReceivers, PUBLIC_KEY_RE, readReceiver, receiverByPublicKey, receiverSecret, toRecord, updateReceiver, type ReceiverRow,
 } from '../../webhooks/inbound/store.js';
@@ -103,7 +104,10 @@ const receive: DeclaredSpec = {
       type: m.type, externalId: m.externalId, payload: m.data, correlationId: ctx.inv.correlationId, branch: 'main', publicationVersion: publication.version,
     });
     if (!accepted.duplicate) ctx.services.outbox.kick();
-    if (accepted.runsQueued > 0) ctx.services.scheduling?.kick();
+    if (accepted.runsQueued.length > 0) {
+      meterQueuedRuns(ctx.services.usage, accepted.runsQueued);
+      ctx.services.scheduling?.kick();
+    }
     const { runsQueued: _runs, ...receipt } = accepted;
     return single(ctx, receipt, 202);
   },

@@ -3,6 +3,7 @@ import { PLATFORM_SCHEMA, type SqlClient, type SqlExecutor } from '../../../stor
 import { ServiceError } from '../../errors/service-error.js';
 import type { SecretStore } from '../../secrets/index.js';
 import { startWebhookRuns } from '../../scheduling/webhook-runs.js';
+import type { QueuedRun } from '../../scheduling/run-usage.js';
 
 const S = PLATFORM_SCHEMA;
 
@@ -118,7 +119,7 @@ export interface AcceptedReceipt {
   eventId: string;
   duplicate: boolean;
   /** Webhook-trigger runs queued with the receipt (runtime/scheduling/webhook-runs.ts); 0 for a duplicate. */
-  runsQueued: number;
+  runsQueued: QueuedRun[];
 }
 
 export interface InboundMessage {
@@ -154,7 +155,7 @@ export async function acceptInbound(db: SqlClient, r: ReceiverRow, m: InboundMes
       );
       const p = prior.rows[0];
       if (p === undefined) throw new Error('webhook receipt vanished after a conflict');
-      return { receiptId: p.id, eventId: p.event_id, duplicate: true, runsQueued: 0 };
+      return { receiptId: p.id, eventId: p.event_id, duplicate: true, runsQueued: [] };
     }
     await tx.query(
       `INSERT INTO ${S}.outbox (event_id, type, tenant_id, project_id, branch, entity, entity_id, changed_fields, correlation_id, publication_version)
