@@ -77,6 +77,8 @@ export interface NodeConfig {
   eventRetentionMs: number;
   /** WEBHOOK_DELIVERY_RETENTION_DAYS: succeeded and dead-lettered deliveries older than this (last update) are deleted; 0 keeps them. Default 30. */
   webhookDeliveryRetentionMs: number;
+  /** TASK_RUN_RETENTION_DAYS: finished task runs (with their attempts) and trigger-audit rows older than this are deleted; 0 keeps them. Default 30. */
+  taskRunRetentionMs: number;
   /** USAGE_EVENT_RETENTION_DAYS: usage events older than this (and already rolled up) are deleted; 0 keeps them. Default 90, at least 32 (quotas sum a calendar month from the events). */
   usageEventRetentionMs: number;
   /** USAGE_ROLLUP_INTERVAL_MS: how often BillingDrainRollup adds new usage events into the rollups. Default 5 s. */
@@ -266,6 +268,7 @@ export function parseConfig(env: NodeJS.ProcessEnv = process.env): NodeConfig {
     // The SQL projection keeps what the JetStream log keeps unless told otherwise.
     eventRetentionMs: retentionDays(env, 'EVENT_RETENTION_DAYS', int(env, 'EVENT_STREAM_MAX_AGE_HOURS', 168, 1, 24 * 3650) * HOUR_MS),
     webhookDeliveryRetentionMs: retentionDays(env, 'WEBHOOK_DELIVERY_RETENTION_DAYS', 30 * DAY_MS),
+    taskRunRetentionMs: retentionDays(env, 'TASK_RUN_RETENTION_DAYS', 30 * DAY_MS),
     usageEventRetentionMs: usageRetention(env),
     usageRollupIntervalMs: int(env, 'USAGE_ROLLUP_INTERVAL_MS', 5_000, 100, 3_600_000),
     retentionSweepIntervalMs: int(env, 'RETENTION_SWEEP_INTERVAL_MS', 60_000, 1_000, 86_400_000),

@@ -11,6 +11,8 @@ export interface RetentionSettings {
   eventRetentionMs: number;
   idempotencyRetentionMs: number;
   webhookDeliveryRetentionMs: number;
+  /** Absent: kept forever (callers that predate scheduling). */
+  taskRunRetentionMs?: number;
   /** Absent: USAGE_EVENT_RETENTION_DEFAULT_MS. */
   usageEventRetentionMs?: number;
 }
@@ -75,6 +77,14 @@ export function retentionRules(s: RetentionSettings): RetentionRule[] {
       retentionMs: s.webhookDeliveryRetentionMs,
       // Only finished deliveries; pending and retrying ones are live work. Matches the partial index.
       onlyWhere: `state IN ('Succeeded', 'DeadLettered')`,
+    },
+    {
+      name: 'task runs', sweeper: 'StagingTtlSweeper', table: 'task_runs', key: ['id'], tsColumn: 'finished_at', retentionMs: s.taskRunRetentionMs ?? 0,
+      // Only finished runs (their attempts go with them: ON DELETE CASCADE); queued and running ones are live work. Matches the partial index.
+      onlyWhere: `state IN ('succeeded', 'failed', 'cancelled')`,
+    },
+    {
+      name: 'trigger audit', sweeper: 'StagingTtlSweeper', table: 'trigger_audit', key: ['seq'], tsColumn: 'at', retentionMs: s.taskRunRetentionMs ?? 0,
     },
     {
       name: 'usage events', sweeper: 'BillingDrainMetering', table: 'usage_events', key: ['id'], tsColumn: 'at',

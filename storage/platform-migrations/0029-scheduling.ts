@@ -104,6 +104,9 @@ export const m0029: Migration = {
       decision text NOT NULL,
       run_id uuid NULL)`,
     `CREATE INDEX trigger_audit_project_idx ON ${S}.trigger_audit (project_id, seq)`,
+    // Retention (runtime/retention/rules.ts) deletes finished runs and old audit rows, oldest first.
+    `CREATE INDEX task_runs_finished_idx ON ${S}.task_runs (finished_at) WHERE state IN ('succeeded', 'failed', 'cancelled')`,
+    `CREATE INDEX trigger_audit_at_idx ON ${S}.trigger_audit (at)`,
     `CREATE TABLE ${S}.scheduler_state (
       name text PRIMARY KEY,
       node text NOT NULL,

@@ -10,6 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { forEachBackend, startServer, type Backend, type TestServer } from '../support/server.js';
+import { bootstrapProject } from '../support/client.js';
 import type { WebhookDispatcher } from '../../runtime/webhooks/outbound/dispatcher.js';
 import { retentionRules } from '../../runtime/retention/rules.js';
 import { sweepRule } from '../../runtime/retention/sweep.js';
@@ -121,13 +122,39 @@ forEachBackend('retention sweepers', (backend: Backend) => {
       assert.equal(await count(s, 'webhook_deliveries', `state IN ('Succeeded', 'DeadLettered') AND updated_at < ${ago('30 days')}`), 0);
       assert.equal(await count(s, 'webhook_deliveries', `endpoint_id = '${ep}'`), 3, 'live deliveries and a young finished one stay');
       const staging = Object.fromEntries(r.StagingTtlSweeper.map((x) => [x.rule, x.deleted]));
-      assert.deepEqual(staging, { events: 25, 'idempotency keys': 12, 'webhook deliveries': 6 });
+      assert.deepEqual(staging, { events: 25, 'idempotency keys': 12, 'webhook deliveries': 6, 'task runs': 0, 'trigger audit': 0 });
 
       // Once the router passes them, they go too.
       await setRouterCursor(s, oldUnrouted[oldUnrouted.length - 1]!);
       await s.node.retention.sweepNow();
       assert.equal(await count(s, 'events', `correlation_id = 'old-unrouted'`), 0);
       assert.equal(await count(s, 'events', `correlation_id = 'young'`), 3);
+    });
+
+    it('deletes finished task runs (with their attempts) and trigger-audit rows past 30 days; queued and running runs stay', async () => {
+      const project = (await bootstrapProject(s.url, s.adminToken, `ret${randomUUID().slice(0, 8)}`)).projectId;
+      const run = async (state: string, finished: string | null): Promise<string> => {
+        const id = randomUUID();
+        await s.node.services.db.query(
+          `INSERT INTO ${P}.task_runs (id, tenant_id, project_id, branch, definition_id, cause, scheduled_for, state, serial, max_attempts, correlation_id, finished_at)
+           VALUES ($1, $2, $3, 'main', $4, 'manual', now(), $5, false, 1, 'retention', ${finished ?? 'NULL'})`, [id, randomUUID(), project, randomUUID(), state]);
+        await s.node.services.db.query(`INSERT INTO ${P}.task_attempts (id, run_id, project_id, number, state, node, lease_until) VALUES ($1, $2, $3, 1, 'succeeded', 'n', now())`, [randomUUID(), id, project]);
+        return id;
+      };
+      for (const state of ['succeeded', 'failed', 'cancelled']) await run(state, ago('31 days'));
+      await run('succeeded', ago('29 days'));
+      await run('queued', null);
+      await run('running', null);
+      for (const days of ['31 days', '31 days', '29 days']) {
+        await s.node.services.db.query(`INSERT INTO ${P}.trigger_audit (project_id, at, definition_id, decision) VALUES ($1, ${ago(days)}, $2, 'started')`, [project, randomUUID()]);
+      }
+      const r = await s.node.retention.sweepNow();
+      const staging = Object.fromEntries(r.StagingTtlSweeper.map((x) => [x.rule, x.deleted]));
+      assert.equal(staging['task runs'], 3);
+      assert.equal(staging['trigger audit'], 2);
+      assert.deepEqual((await s.node.services.db.query<{ state: string }>(`SELECT state FROM ${P}.task_runs WHERE project_id = $1 ORDER BY state`, [project])).rows.map((x) => x.state), ['queued', 'running', 'succeeded']);
+      assert.equal(await count(s, 'task_attempts', `project_id = '${project}'`), 3, 'the deleted runs took their attempts with them');
+      assert.equal(await count(s, 'trigger_audit', `project_id = '${project}'`), 1);
     });
 
     it('runs each sweeper as one activation on the node', async () => {
