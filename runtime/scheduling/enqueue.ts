@@ -76,12 +76,97 @@ export async function enqueueRun(db: SqlExecutor, r: RunRequest): Promise<RunOut
   return { decision: 'skippedOverlap' };
 }
 
-/** One TriggerAudit row: a fire decision with its reason (CONTRACT "/api/TriggerAudit"). */
-export async function recordTriggerDecision(db: SqlExecutor, d: {
-  projectId: string; definitionId: string; triggerId: string | null; scheduledFor: Date | null; decision: TriggerDecision; runId?: string;
-}): Promise<void> {
+/** A fire decision with its reason, as a TriggerAudit row records it (CONTRACT "/api/TriggerAudit"). */
+export interface TriggerDecisionRow {
+  projectId: string;
+  definitionId: string;
+  triggerId: string | null;
+  scheduledFor: Date | null;
+  decision: TriggerDecision;
+  runId?: string;
+}
+
+/** One TriggerAudit row. */
+export async function recordTriggerDecision(db: SqlExecutor, d: TriggerDecisionRow): Promise<void> {
   await db.query(
     `INSERT INTO ${S}.trigger_audit (project_id, trigger_id, definition_id, scheduled_for, decision, run_id) VALUES ($1, $2, $3, $4, $5, $6)`,
     [d.projectId, d.triggerId, d.definitionId, d.scheduledFor === null ? null : d.scheduledFor.toISOString(), d.decision, d.runId ?? null],
+  );
+}
+
+/** One due fire of a time trigger, as the scanner's batch hands it over. */
+export interface FireRequest {
+  definition: DefinitionForRun;
+  triggerId: string;
+  scheduledFor: Date;
+  input: unknown;
+  correlationId: string;
+}
+
+/** A fire's outcome, by trigger id: its run, `skippedOverlap`, or `duplicate` (another scanner made that fire's run). */
+export type FireOutcome = { decision: 'started'; runId: string } | { decision: 'skippedOverlap' } | { decision: 'duplicate' };
+
+/**
+ * enqueueRun for a batch of time-trigger fires, in one statement (the scanner fires
+ * thousands of one-minute crons at the same second: one round trip per fire would
+ * hold its transaction for seconds). Same rules: the (trigger, scheduledFor) key
+ * makes a repeated fire a no-op; overlap `skip` refuses a fire while the
+ * definition has a run queued or running — and, within the batch, every fire of
+ * such a definition after its first.
+ */
+export async function enqueueFires(db: SqlExecutor, fires: readonly FireRequest[]): Promise<Map<string, FireOutcome>> {
+  const out = new Map<string, FireOutcome>();
+  if (fires.length === 0) return out;
+  const seenSkip = new Set<string>();
+  const rows: Array<Record<string, unknown>> = [];
+  for (const f of fires) {
+    const d = f.definition;
+    if (d.overlap === 'skip') {
+      if (seenSkip.has(d.id)) {
+        out.set(f.triggerId, { decision: 'skippedOverlap' });
+        continue;
+      }
+      seenSkip.add(d.id);
+    }
+    rows.push({
+      id: randomUUID(), tenant_id: d.tenantId, project_id: d.projectId, branch: d.branch, definition_id: d.id, trigger_id: f.triggerId,
+      scheduled_for: f.scheduledFor.toISOString(), serial: d.overlap !== 'allow', max_attempts: d.retry.maxAttempts, input: f.input ?? null,
+      correlation_id: f.correlationId, skip_when_busy: d.overlap === 'skip',
+    });
+  }
+  const res = await db.query<{ id: string; trigger_id: string; busy: boolean }>(
+    `WITH req AS (
+       SELECT * FROM jsonb_to_recordset($1::jsonb) AS r(id uuid, tenant_id uuid, project_id uuid, branch text, definition_id uuid, trigger_id uuid,
+         scheduled_for timestamptz, serial boolean, max_attempts integer, input jsonb, correlation_id text, skip_when_busy boolean)
+     ), busy AS (
+       SELECT DISTINCT definition_id FROM ${S}.task_runs WHERE definition_id IN (SELECT definition_id FROM req WHERE skip_when_busy) AND state IN ('queued', 'running')
+     ), ins AS (
+       INSERT INTO ${S}.task_runs (id, tenant_id, project_id, branch, definition_id, trigger_id, cause, scheduled_for, serial, max_attempts, input, correlation_id, due_at)
+       SELECT id, tenant_id, project_id, branch, definition_id, trigger_id, 'schedule', scheduled_for, serial, max_attempts, COALESCE(input, 'null'::jsonb), correlation_id, now()
+       FROM req WHERE NOT (skip_when_busy AND definition_id IN (SELECT definition_id FROM busy))
+       ON CONFLICT (trigger_id, scheduled_for) WHERE cause = 'schedule' DO NOTHING
+       RETURNING id, trigger_id
+     )
+     SELECT ins.id, req.trigger_id, false AS busy FROM req JOIN ins ON ins.trigger_id = req.trigger_id
+     UNION ALL
+     SELECT NULL, req.trigger_id, true FROM req WHERE req.skip_when_busy AND req.definition_id IN (SELECT definition_id FROM busy)`,
+    [JSON.stringify(rows)],
+  );
+  for (const r of res.rows) out.set(r.trigger_id, r.busy ? { decision: 'skippedOverlap' } : { decision: 'started', runId: r.id });
+  for (const f of fires) if (!out.has(f.triggerId)) out.set(f.triggerId, { decision: 'duplicate' });
+  return out;
+}
+
+/** Many TriggerAudit rows in one statement (the scanner's batch). */
+export async function recordTriggerDecisions(db: SqlExecutor, decisions: readonly TriggerDecisionRow[]): Promise<void> {
+  if (decisions.length === 0) return;
+  await db.query(
+    `INSERT INTO ${S}.trigger_audit (project_id, trigger_id, definition_id, scheduled_for, decision, run_id)
+     SELECT project_id, trigger_id, definition_id, scheduled_for, decision, run_id
+     FROM jsonb_to_recordset($1::jsonb) AS r(project_id uuid, trigger_id uuid, definition_id uuid, scheduled_for timestamptz, decision text, run_id uuid)`,
+    [JSON.stringify(decisions.map((d) => ({
+      project_id: d.projectId, trigger_id: d.triggerId, definition_id: d.definitionId,
+      scheduled_for: d.scheduledFor === null ? null : d.scheduledFor.toISOString(), decision: d.decision, run_id: d.runId ?? null,
+    })))],
   );
 }

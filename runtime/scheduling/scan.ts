@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { PLATFORM_SCHEMA, type SqlClient, type SqlExecutor } from '../../storage/index.js';
-import { enqueueRun, recordTriggerDecision, type DefinitionForRun } from './enqueue.js';
+import { enqueueFires, recordTriggerDecisions, type FireRequest, type TriggerDecisionRow } from './enqueue.js';
 import { decideFire } from './misfire.js';
 import type { QueuedRun } from './run-usage.js';
 import type { MisfirePolicy, OverlapPolicy, RetryPolicy, TriggerSpec } from './types.js';
 
 const S = PLATFORM_SCHEMA;
-/** Due triggers handled per transaction: locks stay short, and other scanners' SKIP LOCKED find the rest. */
-const BATCH = 100;
+/** Due triggers handled per transaction (four statements, whatever its size): locks stay short, and other scanners' SKIP LOCKED find the rest. */
+const BATCH = 500;
 
 /** What one scan did. */
 export interface ScanOutcome {
@@ -27,10 +27,11 @@ const LIVE_TIME_TRIGGER = `t.kind IN ('cron', 'interval', 'once') AND d.state = 
 
 /**
  * One batch: due triggers locked FOR UPDATE SKIP LOCKED, each decided (on time,
- * collapsed or skipped: misfire.ts), its run queued by enqueueRun and its
- * `next_fire_at` moved on, in one transaction. A second scanner (a cluster's
- * lease moving mid-scan) skips the locked rows, and the unique (trigger,
- * scheduledFor) key makes any fire it still repeats a `duplicate`.
+ * collapsed or skipped: misfire.ts), their runs queued (enqueueFires), their
+ * audit rows written and their `next_fire_at` moved on, in one transaction of
+ * four statements whatever the batch's size. A second scanner (a cluster's lease
+ * moving mid-scan) skips the locked rows, and the unique (trigger, scheduledFor)
+ * key makes any fire it still repeats a `duplicate`.
  */
 async function scanBatch(tx: SqlExecutor, now: Date): Promise<{ handled: number; queued: QueuedRun[]; lagMs: number | null }> {
   const due = (await tx.query<DueRow>(
@@ -39,30 +40,37 @@ async function scanBatch(tx: SqlExecutor, now: Date): Promise<{ handled: number;
      WHERE t.next_fire_at <= $1 AND ${LIVE_TIME_TRIGGER}
      ORDER BY t.next_fire_at LIMIT ${BATCH} FOR UPDATE OF t SKIP LOCKED`, [now.toISOString()],
   )).rows;
-  const queued: QueuedRun[] = [];
+  if (due.length === 0) return { handled: 0, queued: [], lagMs: null };
   let lagMs: number | null = null;
-  for (const t of due) {
-    // The column is the kind; `spec` holds the kind's own members.
-    const decision = decideFire({ ...t.spec, kind: t.kind } as TriggerSpec, t.misfire, new Date(t.next_fire_at), now);
-    const audit = { projectId: t.project_id, definitionId: t.definition_id, triggerId: t.id, scheduledFor: decision.at };
-    if (decision.action === 'skip') await recordTriggerDecision(tx, { ...audit, decision: 'misfireSkipped' });
-    else {
-      if (decision.action === 'collapse') await recordTriggerDecision(tx, { ...audit, decision: 'misfireCollapsed' });
-      const definition: DefinitionForRun = { id: t.definition_id, tenantId: t.tenant_id, projectId: t.project_id, branch: t.branch, overlap: t.overlap, retry: t.retry };
-      const correlationId = randomUUID();
-      const out = await enqueueRun(tx, { definition, triggerId: t.id, cause: 'schedule', scheduledFor: decision.at, input: t.input, correlationId });
-      if (out.decision === 'started') {
-        queued.push({ tenantId: t.tenant_id, projectId: t.project_id, runId: out.run.id, correlationId, cause: 'schedule' });
-        await recordTriggerDecision(tx, { ...audit, decision: 'started', runId: out.run.id });
-      } else if (out.decision === 'skippedOverlap') await recordTriggerDecision(tx, { ...audit, decision: 'skippedOverlap' });
-      // `duplicate`: another scanner queued this fire already; nothing more to say.
-      if (decision.action === 'fire') lagMs = Math.max(lagMs ?? 0, now.getTime() - decision.at.getTime());
+  const decided = due.map((t) => ({ t, decision: decideFire({ ...t.spec, kind: t.kind } as TriggerSpec, t.misfire, new Date(t.next_fire_at), now), correlationId: randomUUID() }));
+  const fires: FireRequest[] = decided.filter((x) => x.decision.action !== 'skip').map(({ t, decision, correlationId }) => ({
+    definition: { id: t.definition_id, tenantId: t.tenant_id, projectId: t.project_id, branch: t.branch, overlap: t.overlap, retry: t.retry },
+    triggerId: t.id, scheduledFor: decision.at, input: t.input, correlationId,
+  }));
+  const outcomes = await enqueueFires(tx, fires);
+  const audit: TriggerDecisionRow[] = [];
+  const queued: QueuedRun[] = [];
+  for (const { t, decision, correlationId } of decided) {
+    const row = { projectId: t.project_id, definitionId: t.definition_id, triggerId: t.id, scheduledFor: decision.at };
+    if (decision.action === 'skip') {
+      audit.push({ ...row, decision: 'misfireSkipped' });
+      continue;
     }
-    await tx.query(
-      `UPDATE ${S}.task_triggers SET next_fire_at = $2, last_fire_at = $3 WHERE id = $1`,
-      [t.id, decision.next === null ? null : decision.next.toISOString(), decision.at.toISOString()],
-    );
+    if (decision.action === 'collapse') audit.push({ ...row, decision: 'misfireCollapsed' });
+    const out = outcomes.get(t.id)!;
+    if (out.decision === 'started') {
+      audit.push({ ...row, decision: 'started', runId: out.runId });
+      queued.push({ tenantId: t.tenant_id, projectId: t.project_id, runId: out.runId, correlationId, cause: 'schedule' });
+    } else if (out.decision === 'skippedOverlap') audit.push({ ...row, decision: 'skippedOverlap' });
+    // `duplicate`: another scanner queued this fire already; nothing more to say.
+    if (decision.action === 'fire') lagMs = Math.max(lagMs ?? 0, now.getTime() - decision.at.getTime());
   }
+  await recordTriggerDecisions(tx, audit);
+  await tx.query(
+    `UPDATE ${S}.task_triggers t SET next_fire_at = x.next, last_fire_at = x.at
+     FROM jsonb_to_recordset($1::jsonb) AS x(id uuid, next timestamptz, at timestamptz) WHERE t.id = x.id`,
+    [JSON.stringify(decided.map(({ t, decision }) => ({ id: t.id, next: decision.next === null ? null : decision.next.toISOString(), at: decision.at.toISOString() })))],
+  );
   return { handled: due.length, queued, lagMs };
 }
 
