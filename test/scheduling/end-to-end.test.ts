@@ -167,6 +167,88 @@ forEachBackend('scheduling: end to end', (backend: Backend) => {
       assert.equal(controlData(await c.get(`/api/scheduling/taskattempt?runId=${id}`), 200, 'TaskAttempt', 'listed').length, 1);
     }
   });
+
+  it('every scheduling and TriggerAudit route answers (not the catch-all 404) and is in the OpenAPI document with its operation id', async () => {
+    const id = randomUUID();
+    // [method, path as routed, path in the document, operation id]
+    const ROUTES: Array<[string, string, string, string]> = [
+      ['GET', DEFINITIONS, '/scheduling/taskdefinition', 'Scheduling.TaskDefinition.List'],
+      ['POST', DEFINITIONS, '/scheduling/taskdefinition', 'Scheduling.TaskDefinition.Create'],
+      ['GET', `${DEFINITIONS}/${id}`, '/scheduling/taskdefinition/{id}', 'Scheduling.TaskDefinition.Read'],
+      ['PUT', `${DEFINITIONS}/${id}`, '/scheduling/taskdefinition/{id}', 'Scheduling.TaskDefinition.Update'],
+      ['DELETE', `${DEFINITIONS}/${id}`, '/scheduling/taskdefinition/{id}', 'Scheduling.TaskDefinition.Delete'],
+      ['POST', `${DEFINITIONS}/${id}/pause`, '/scheduling/taskdefinition/{id}/pause', 'Scheduling.TaskDefinition.Pause'],
+      ['POST', `${DEFINITIONS}/${id}/resume`, '/scheduling/taskdefinition/{id}/resume', 'Scheduling.TaskDefinition.Resume'],
+      ['GET', `${DEFINITIONS}/${id}/triggers`, '/scheduling/taskdefinition/{id}/triggers', 'Scheduling.TaskTrigger.List'],
+      ['POST', `${DEFINITIONS}/${id}/triggers`, '/scheduling/taskdefinition/{id}/triggers', 'Scheduling.TaskTrigger.Create'],
+      ['DELETE', `${DEFINITIONS}/${id}/triggers/${id}`, '/scheduling/taskdefinition/{id}/triggers/{triggerId}', 'Scheduling.TaskTrigger.Delete'],
+      ['GET', '/api/scheduling/taskrun', '/scheduling/taskrun', 'ControlPlane.TaskRun.List'],
+      ['GET', `/api/scheduling/taskrun/${id}`, '/scheduling/taskrun/{id}', 'ControlPlane.TaskRun.Read'],
+      ['POST', `/api/scheduling/taskrun/${id}/trigger`, '/scheduling/taskrun/{definitionId}/trigger', 'Scheduling.TaskRun.Trigger'],
+      ['POST', `/api/scheduling/taskrun/${id}/cancel`, '/scheduling/taskrun/{id}/cancel', 'Scheduling.TaskRun.Cancel'],
+      ['GET', `/api/scheduling/taskattempt?runId=${id}`, '/scheduling/taskattempt', 'Scheduling.TaskAttempt.List'],
+      ['GET', `/api/scheduling/taskattempt/${id}`, '/scheduling/taskattempt/{id}', 'Scheduling.TaskAttempt.Read'],
+      ['GET', '/api/TriggerAudit/Events', '/TriggerAudit/Events', 'ControlPlane.TriggerAudit.Events'],
+      ['GET', '/api/TriggerAudit/Summary', '/TriggerAudit/Summary', 'ControlPlane.TriggerAudit.Summary'],
+      ['GET', '/api/TriggerAudit/Diagnostics', '/TriggerAudit/Diagnostics', 'ControlPlane.TriggerAudit.Diagnostics'],
+      ['DELETE', '/api/TriggerAudit/Clear', '/TriggerAudit/Clear', 'ControlPlane.TriggerAudit.Clear'],
+    ];
+    assert.equal(ROUTES.length, 20);
+    const unrouted: string[] = [];
+    for (const [method, path] of ROUTES) {
+      const r = await c.request(method, path, method === 'POST' || method === 'PUT' ? {} : undefined);
+      assert.ok(r.status < 500, `${method} ${path} answered ${r.status} ${r.text.slice(0, 200)}`);
+      const reason = r.body?.error?.reasonCode;
+      if (reason === 'Platform.NotFound' || reason === 'Route.Unknown' || reason === 'Route.MethodNotAllowed') unrouted.push(`${method} ${path}: ${reason}`);
+    }
+    assert.deepEqual(unrouted, []);
+    const doc = await c.get('/api/openapi.json');
+    expectStatus(doc, 200);
+    const paths = doc.body.paths as Record<string, Record<string, { operationId?: string }>>;
+    const missing: string[] = [];
+    for (const [method, , docPath, operationId] of ROUTES) {
+      const found = Object.entries(paths).find(([p]) => p.replace(/\{[^}]+\}/g, '{}') === docPath.replace(/\{[^}]+\}/g, '{}'));
+      const op = found?.[1][method.toLowerCase()];
+      if (op?.operationId !== operationId) missing.push(`${method} ${docPath}: ${found === undefined ? 'no path' : op === undefined ? 'no method' : op.operationId}`);
+    }
+    assert.deepEqual(missing, []);
+  });
+
+  it('definitions, runs and TriggerAudit events page alike: page { number, size, next? }, walking next visits each item once', async () => {
+    await publishJob(c, 'pager', 'export default async function () { return 3; }');
+    const defs: string[] = [];
+    for (let i = 0; i < 3; i++) defs.push((await createTask(c, { handler: 'pager', overlap: 'allow' })).definitionId);
+    const runIds: string[] = [];
+    for (let i = 0; i < 5; i++) runIds.push(controlData(await c.post(`/api/scheduling/taskrun/${defs[0]}/trigger`, {}), 202, 'TaskRun', 'queued').id);
+    const lists: Array<[string, (item: any) => string]> = [
+      [`${DEFINITIONS}?`, (d) => d.id],
+      [`/api/scheduling/taskrun?definitionId=${defs[0]}&`, (r) => r.id],
+      [`/api/TriggerAudit/Events?definitionId=${defs[0]}&`, (e) => e.runId],
+    ];
+    for (const [base, key] of lists) {
+      const all = await c.get(`${base}pageSize=200`);
+      expectStatus(all, 200);
+      assert.deepEqual(all.body.page, { number: 1, size: 200 }, `${base}: the last page has no next`);
+      const seen: string[] = [];
+      let cursor: string | undefined;
+      for (let n = 1; n <= 50; n++) {
+        const r = await c.get(`${base}pageSize=2${cursor === undefined ? '' : `&cursor=${cursor}`}`);
+        expectStatus(r, 200);
+        const page = r.body.page;
+        assert.deepEqual(Object.keys(page).sort(), page.next === undefined ? ['number', 'size'] : ['next', 'number', 'size'], `${base}: page ${JSON.stringify(page)}`);
+        assert.equal(page.size, 2);
+        assert.equal(typeof page.number, 'number');
+        assert.ok(r.body.data.length <= 2);
+        seen.push(...r.body.data.map(key));
+        cursor = page.next;
+        if (cursor === undefined) break;
+      }
+      assert.equal(new Set(seen).size, seen.length, `${base}: no item twice`);
+      assert.deepEqual([...seen].sort(), all.body.data.map(key).sort(), `${base}: every item once`);
+    }
+    for (const id of runIds) assert.ok((await c.get(`/api/scheduling/taskrun?definitionId=${defs[0]}&pageSize=200`)).body.data.some((r: any) => r.id === id));
+    for (const id of defs) await remove(id);
+  });
 });
 
 /** The data of `GET /api/events` (an entity-style list, not the control-plane envelope). */
