@@ -75,12 +75,19 @@ forEachBackend('scheduling: run engine', (backend: Backend) => {
     assert.equal(a.state, 'succeeded');
     assert.equal(a.number, 1);
     assert.deepEqual(controlData(await c.get(`/api/scheduling/taskattempt/${a.id}`), 200, 'TaskAttempt', 'read'), a);
-    // Its event reaches the event log (read as stored: GET /api/events' filtering of TaskRun events is not settled yet).
+    // Its event reaches the event log: on the first page of GET /api/events, and under the filter `entity: TaskRun`.
+    // The outbox relays it after the commit: poll.
     const deadline = Date.now() + 5_000;
+    const byEntity = `/api/events?pageSize=200&filter=${encodeURIComponent(JSON.stringify({ entity: 'TaskRun' }))}`;
     for (;;) {
-      const ev = await server.node.services.db.query<any>(`SELECT entity FROM plinth.events WHERE type = 'task.run.succeeded' AND data->>'entityId' = $1`, [queued.id]);
-      if (ev.rows.length === 1) {
-        assert.equal(ev.rows[0].entity, 'TaskRun');
+      const page = await c.get('/api/events?pageSize=200');
+      assert.equal(page.status, 200, page.text);
+      const ev = (page.body.data as any[]).filter((e) => e.type === 'task.run.succeeded' && e.data.entityId === queued.id);
+      if (ev.length === 1) {
+        assert.equal(ev[0].data.entity, 'TaskRun');
+        assert.equal(page.body.page.next, undefined, 'the whole log is on this page');
+        const filtered = await c.get(byEntity);
+        assert.deepEqual((filtered.body.data as any[]).filter((e) => e.data.entityId === queued.id), ev);
         break;
       }
       assert.ok(Date.now() < deadline, 'task.run.succeeded is in the event log');
