@@ -13,7 +13,7 @@ import { controlData, projectUserToken } from '../control/support.js';
 import { publishHandler } from '../authored/publish.js';
 import { enqueueRun } from '../../runtime/scheduling/enqueue.js';
 import { PLATFORM_SCHEMA } from '../../storage/index.js';
-import { createDefinition, DEFINITIONS, publishJob } from './support.js';
+import { createDefinition, DEFINITIONS, publishJob, stopWorker } from './support.js';
 
 const JOB = 'export default async (ctx, input) => ({ ok: true, input });';
 
@@ -161,6 +161,8 @@ forEachBackend('scheduling: task definitions', (backend: Backend) => {
   it('delete cancels the queued runs of the definition and no other', async () => {
     const d = await createDefinition(c, { name: 'with-runs', handler: 'nightly', overlap: 'allow' });
     const other = await createDefinition(c, { name: 'bystander', handler: 'nightly', overlap: 'allow' });
+    // The worker would claim and run these runs before the DELETE: this suite needs none to run after here.
+    await stopWorker(server);
     const db = server.node.services.db;
     const queue = async (defId: string): Promise<string> => {
       const out = await enqueueRun(db, {

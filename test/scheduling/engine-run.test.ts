@@ -13,7 +13,7 @@ import { bootstrapProject, defineEntity, type Client } from '../support/client.j
 import { forEachBackend, startServer, type Backend, type TestServer } from '../support/server.js';
 import { expectError } from '../support/expect.js';
 import { controlData, newSlug } from '../control/support.js';
-import { seedDefinition, type SeedDefinition } from './engine-seed.js';
+import { createTask, pauseDefinition, seedLostAttempt, type TaskOptions } from './support.js';
 
 const MARK = { entityName: 'Mark', fields: [{ name: 'note', type: 'String', nullable: true }] };
 
@@ -32,11 +32,11 @@ forEachBackend('scheduling: run engine', (backend: Backend) => {
     await server?.close();
   });
 
-  async function job(name: string, code: string, def: Partial<SeedDefinition> = {}): Promise<string> {
+  async function job(name: string, code: string, def: Omit<TaskOptions, 'handler'> = {}): Promise<string> {
     const path = `jobs/${name}.js`;
     controlData(await c.post('/api/SourceAsset/file', { path, content: code }), 201);
     controlData(await c.post('/api/Schema/handlers', { name, surface: 'ScheduledJob', source: path, grants: ['entity:Mark:*'] }), 201);
-    return seedDefinition(server, { ...ids, handler: name, ...def });
+    return (await createTask(c, { handler: name, ...def })).definitionId;
   }
   const trigger = async (definitionId: string, body: unknown = {}, headers?: Record<string, string>): Promise<any> =>
     controlData(await c.post(`/api/scheduling/taskrun/${definitionId}/trigger`, body, headers), 202, 'TaskRun', 'queued');
@@ -75,12 +75,19 @@ forEachBackend('scheduling: run engine', (backend: Backend) => {
     assert.equal(a.state, 'succeeded');
     assert.equal(a.number, 1);
     assert.deepEqual(controlData(await c.get(`/api/scheduling/taskattempt/${a.id}`), 200, 'TaskAttempt', 'read'), a);
-    // Its event reaches the event log (read as stored: GET /api/events' filtering of TaskRun events is not settled yet).
+    // Its event reaches the event log: on the first page of GET /api/events, and under the filter `entity: TaskRun`.
+    // The outbox relays it after the commit: poll.
     const deadline = Date.now() + 5_000;
+    const byEntity = `/api/events?pageSize=200&filter=${encodeURIComponent(JSON.stringify({ entity: 'TaskRun' }))}`;
     for (;;) {
-      const ev = await server.node.services.db.query<any>(`SELECT entity FROM plinth.events WHERE type = 'task.run.succeeded' AND data->>'entityId' = $1`, [queued.id]);
-      if (ev.rows.length === 1) {
-        assert.equal(ev.rows[0].entity, 'TaskRun');
+      const page = await c.get('/api/events?pageSize=200');
+      assert.equal(page.status, 200, page.text);
+      const ev = (page.body.data as any[]).filter((e) => e.type === 'task.run.succeeded' && e.data.entityId === queued.id);
+      if (ev.length === 1) {
+        assert.equal(ev[0].data.entity, 'TaskRun');
+        assert.equal(page.body.page.next, undefined, 'the whole log is on this page');
+        const filtered = await c.get(byEntity);
+        assert.deepEqual((filtered.body.data as any[]).filter((e) => e.data.entityId === queued.id), ev);
         break;
       }
       assert.ok(Date.now() < deadline, 'task.run.succeeded is in the event log');
@@ -140,35 +147,29 @@ forEachBackend('scheduling: run engine', (backend: Backend) => {
     const again = await c.post(`/api/scheduling/taskrun/${def}/trigger`, {}, key);
     assert.equal(again.status, 202);
     assert.equal(again.body.data.id, first.id);
-    const paused = await seedDefinition(server, { ...ids, handler: 'keyJob', state: 'paused' });
+    const paused = (await createTask(c, { handler: 'keyJob', state: 'paused' })).definitionId;
     expectError(await c.post(`/api/scheduling/taskrun/${paused}/trigger`, {}), 409, 'CONFLICT', 'TaskDefinition.Paused');
     expectError(await c.post(`/api/scheduling/taskrun/${randomUUID()}/trigger`, {}), 404, 'NOT_FOUND', 'TaskDefinition.NotFound');
     expectError(await c.post('/api/scheduling/taskrun/nope/trigger', {}), 404, 'NOT_FOUND', 'TaskDefinition.NotFound');
     expectError(await c.post(`/api/scheduling/taskrun/${randomUUID()}/cancel`), 404, 'NOT_FOUND', 'TaskRun.NotFound');
     expectError(await c.get(`/api/scheduling/taskattempt/${randomUUID()}`), 404, 'NOT_FOUND', 'TaskAttempt.NotFound');
     expectError(await c.get('/api/scheduling/taskattempt?runId=nope'), 422, 'VALIDATION_FAILED', 'TaskAttempt.InvalidRunId', 'runId');
-    // A queued run (seeded not yet due, so no worker claims it first) is cancelled at once.
-    const queuedId = randomUUID();
-    await server.node.services.db.query(
-      `INSERT INTO plinth.task_runs (id, tenant_id, project_id, branch, definition_id, cause, scheduled_for, serial, max_attempts, correlation_id, due_at)
-       VALUES ($1, $2, $3, 'main', $4, 'manual', now(), false, 3, 'seeded', now() + interval '1 hour')`,
-      [queuedId, ids.tenantId, ids.projectId, def],
-    );
+    // A queued run: its first attempt failed and its retry is an hour away, so no worker claims it first.
+    const waiting = await job('retryLater', 'export default async function () { throw new Error(\'later\'); }',
+      { retry: { maxAttempts: 2, backoffSeconds: 3_600, maxBackoffSeconds: 3_600 } });
+    const queuedId = (await trigger(waiting)).id;
+    const deadline = Date.now() + 15_000;
+    while ((await attempts(queuedId)).length === 0 || (await run(queuedId)).state !== 'queued') {
+      assert.ok(Date.now() < deadline, 'the run waits for its retry');
+      await new Promise((res) => setTimeout(res, 50));
+    }
     assert.equal(controlData(await c.post(`/api/scheduling/taskrun/${queuedId}/cancel`), 200, 'TaskRun', 'cancelled').state, 'cancelled');
     expectError(await c.post(`/api/scheduling/taskrun/${queuedId}/cancel`), 409, 'CONFLICT', 'TaskRun.Finished');
   });
 
   it('marks an attempt whose lease ran out lost and retries its run', async () => {
     const def = await job('lostJob', 'export default async function (ctx) { return ctx.run.attempt; }');
-    const db = server.node.services.db;
-    const runId = randomUUID();
-    await db.query(
-      `INSERT INTO plinth.task_runs (id, tenant_id, project_id, branch, definition_id, cause, scheduled_for, serial, max_attempts, state, attempts, correlation_id, started_at)
-       VALUES ($1, $2, $3, 'main', $4, 'manual', now(), true, 3, 'running', 1, 'seeded', now())`,
-      [runId, ids.tenantId, ids.projectId, def],
-    );
-    await db.query(`INSERT INTO plinth.task_attempts (id, run_id, project_id, number, node, lease_until) VALUES ($1, $2, $3, 1, 'gone-node', now() - interval '1 second')`,
-      [randomUUID(), runId, ids.projectId]);
+    const runId = await seedLostAttempt(server.node.services.db, ids, def);
     const done = await until(runId, ['succeeded', 'failed']);
     assert.equal(done.state, 'succeeded');
     assert.equal(done.output, 2);

@@ -2,8 +2,8 @@
  * Runs that arrive rather than come due: entity events routed to event triggers
  * (kinds, a filter on the row as it is now, a paused definition audited
  * `skippedPaused`), inbound webhook deliveries to webhook triggers (a
- * redelivery starts no second run), and the TriggerAudit routes. No worker runs
- * in these tests' build: runs stay `queued`.
+ * redelivery starts no second run), and the TriggerAudit routes. The node's
+ * worker is stopped (stopWorker): runs stay `queued`.
  */
 import { after, before, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -12,7 +12,7 @@ import Stripe from 'stripe';
 import { bootstrapProject, Client, defineEntity } from '../support/client.js';
 import { expectError, expectStatus } from '../support/expect.js';
 import { forEachBackend, startServer, type Backend, type TestServer } from '../support/server.js';
-import { seedTask } from './scanner-seed.js';
+import { createTask, publishJob, stopWorker, type TaskOptions } from './support.js';
 import { atLeast, decisionsOf, runsOf } from './scanner-support.js';
 
 const stripe = new Stripe('sk_test_unused');
@@ -21,25 +21,28 @@ const SECRET = `whsec_${randomUUID().replace(/-/g, '')}`;
 forEachBackend('scheduler: event and webhook triggers', (backend: Backend) => {
   let server: TestServer;
   let client: Client;
-  let scope: { tenantId: string; projectId: string };
+  let projectId: string;
 
   before(async () => {
     server = await startServer({ backend });
     const p = await bootstrapProject(server.url, server.adminToken);
     client = p.client;
-    scope = { tenantId: p.tenantId, projectId: p.projectId };
+    projectId = p.projectId;
+    await stopWorker(server);
+    await publishJob(client, 'job', 'export default async () => null;');
     await defineEntity(client, { entityName: 'Order', fields: [{ name: 'amount', type: 'Int', nullable: false }] });
   });
   after(async () => {
     await server?.close();
   });
   const db = () => server.node.services.db;
+  const task = (t: Omit<TaskOptions, 'handler'>) => createTask(client, { handler: 'job', ...t });
 
   it('one run per created row, with its event; a filter on the row leaves one out; a paused definition is audited skippedPaused', async () => {
-    const all = await seedTask(db(), { ...scope, overlap: 'queue', input: { all: true }, trigger: { kind: 'event', entity: 'Order', kinds: ['created'] } });
-    const big = await seedTask(db(), { ...scope, trigger: { kind: 'event', entity: 'Order', kinds: ['created'], filter: { amount: { gt: 10 } } } });
-    const updates = await seedTask(db(), { ...scope, trigger: { kind: 'event', entity: 'Order', kinds: ['updated'] } });
-    const paused = await seedTask(db(), { ...scope, state: 'paused', trigger: { kind: 'event', entity: 'Order', kinds: ['created'] } });
+    const all = await task({ overlap: 'queue', input: { all: true }, trigger: { kind: 'event', entity: 'Order', kinds: ['created'] } });
+    const big = await task({ trigger: { kind: 'event', entity: 'Order', kinds: ['created'], filter: { amount: { gt: 10 } } } });
+    const updates = await task({ trigger: { kind: 'event', entity: 'Order', kinds: ['updated'] } });
+    const paused = await task({ state: 'paused', trigger: { kind: 'event', entity: 'Order', kinds: ['created'] } });
     const ids: string[] = [];
     for (const amount of [5, 20, 30]) {
       const r = await client.post('/api/orders', { amount });
@@ -80,8 +83,8 @@ forEachBackend('scheduler: event and webhook triggers', (backend: Backend) => {
     const rec = await client.post('/api/webhooks/receivers', { name: 'payments', signingSecret: SECRET });
     expectStatus(rec, 201);
     const receiver = rec.body.data;
-    const hook = await seedTask(db(), { ...scope, overlap: 'skip', trigger: { kind: 'webhook', receiverId: receiver.id } });
-    const pausedHook = await seedTask(db(), { ...scope, state: 'paused', trigger: { kind: 'webhook', receiverId: receiver.id } });
+    const hook = await task({ overlap: 'skip', trigger: { kind: 'webhook', receiverId: receiver.id } });
+    const pausedHook = await task({ state: 'paused', trigger: { kind: 'webhook', receiverId: receiver.id } });
     const payload = JSON.stringify({ id: 'evt_1', type: 'payment.succeeded', data: { amount: 12 } });
     const anon = new Client(server.url);
     const send = () => anon.post(`/api/webhooks/inbound/${receiver.publicReceiverKey}`, payload,
@@ -103,9 +106,9 @@ forEachBackend('scheduler: event and webhook triggers', (backend: Backend) => {
   });
 
   it('TriggerAudit: events page newest first, Summary counts, Diagnostics, Clear', async () => {
-    const { definitionId } = await seedTask(db(), { ...scope, overlap: 'skip', trigger: { kind: 'interval', intervalSeconds: 1 } });
+    const { definitionId } = await task({ overlap: 'skip', trigger: { kind: 'interval', intervalSeconds: 1 } });
     await atLeast(() => decisionsOf(client, definitionId, 'skippedOverlap'), 2);
-    await db().query(`DELETE FROM plinth.task_definitions WHERE id = $1`, [definitionId]);
+    expectStatus(await client.delete(`/api/scheduling/taskdefinition/${definitionId}`), 204);
     const all = await decisionsOf(client, definitionId);
     const page1 = await client.get(`/api/TriggerAudit/Events?definitionId=${definitionId}&pageSize=2`);
     expectStatus(page1, 200);
@@ -132,7 +135,7 @@ forEachBackend('scheduler: event and webhook triggers', (backend: Backend) => {
     assert.equal(d.scanner.node, server.node.services.nodeId);
     assert.ok(Date.now() - Date.parse(d.scanner.lastScanAt) < 5_000);
     assert.ok(d.scanner.lagMs >= 0 && d.scanner.lagMs < 1_000, `lag ${d.scanner.lagMs}`);
-    const queued = (await db().query<{ n: number }>(`SELECT count(*)::int AS n FROM plinth.task_runs WHERE project_id = $1 AND state = 'queued'`, [scope.projectId])).rows[0]!.n;
+    const queued = (await db().query<{ n: number }>(`SELECT count(*)::int AS n FROM plinth.task_runs WHERE project_id = $1 AND state = 'queued'`, [projectId])).rows[0]!.n;
     assert.equal(d.queued, queued);
     assert.equal(d.running, 0);
 

@@ -1,17 +1,19 @@
 /**
  * ScheduledJobScanner over a real server: time triggers (interval, 6-field cron,
  * once) fire on time, overlap `skip` and misfire are decided and audited, and a
- * restart across two fire times makes exactly one catch-up run. No worker runs
- * in these tests' build: runs stay `queued`.
+ * restart across two fire times makes exactly one catch-up run. The node's
+ * worker is stopped (stopWorker): runs stay `queued`.
  */
 import { after, before, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { bootstrapProject, Client } from '../support/client.js';
+import { expectStatus } from '../support/expect.js';
 import { forEachBackend, startServer, type Backend, type TestServer } from '../support/server.js';
-import { seedTask } from './scanner-seed.js';
+import { backdateTrigger, createTask, publishJob, stopWorker, type TaskOptions } from './support.js';
 import { atLeast, decisionsOf, runsOf, sleep } from './scanner-support.js';
 
 const ms = (iso: string): number => Date.parse(iso);
+const JOB = 'export default async () => null;';
 
 /** Consecutive runs `step` ms apart, each made within 1 s of its scheduledFor, all queued by the schedule. */
 function assertOnTime(runs: any[], step: number): void {
@@ -28,21 +30,23 @@ function assertOnTime(runs: any[], step: number): void {
 forEachBackend('scheduler: time triggers', (backend: Backend) => {
   let server: TestServer;
   let client: Client;
-  let scope: { tenantId: string; projectId: string };
 
   before(async () => {
     server = await startServer({ backend });
     const p = await bootstrapProject(server.url, server.adminToken);
     client = p.client;
-    scope = { tenantId: p.tenantId, projectId: p.projectId };
+    await stopWorker(server);
+    await publishJob(client, 'job', JOB);
   });
   after(async () => {
     await server?.close();
   });
   const db = () => server.node.services.db;
+  const task = (t: Omit<TaskOptions, 'handler'>) => createTask(client, { handler: 'job', ...t });
+  const remove = async (definitionId: string): Promise<void> => expectStatus(await client.delete(`/api/scheduling/taskdefinition/${definitionId}`), 204);
 
   it('an interval of 1 s makes runs 1 s apart, each within 1 s of its time', async () => {
-    const { definitionId } = await seedTask(db(), { ...scope, overlap: 'allow', input: { n: 1 }, trigger: { kind: 'interval', intervalSeconds: 1 } });
+    const { definitionId } = await task({ overlap: 'allow', input: { n: 1 }, trigger: { kind: 'interval', intervalSeconds: 1 } });
     const runs = await atLeast(() => runsOf(client, definitionId), 3);
     assert.ok(runs.length >= 3, `${runs.length} runs`);
     assertOnTime(runs, 1_000);
@@ -50,21 +54,21 @@ forEachBackend('scheduler: time triggers', (backend: Backend) => {
     const one = await client.get(`/api/scheduling/taskrun/${runs[0].id}`);
     assert.equal(one.status, 200);
     assert.deepEqual(one.body.data, runs[0]);
-    await db().query(`DELETE FROM plinth.task_definitions WHERE id = $1`, [definitionId]);
+    await remove(definitionId);
   });
 
   it('a 6-field cron */2 fires every 2 s, on time', async () => {
-    const { definitionId } = await seedTask(db(), { ...scope, overlap: 'allow', trigger: { kind: 'cron', cron: '*/2 * * * * *', timezone: 'UTC' } });
+    const { definitionId } = await task({ overlap: 'allow', trigger: { kind: 'cron', cron: '*/2 * * * * *', timezone: 'UTC' } });
     const runs = await atLeast(() => runsOf(client, definitionId), 2, 10_000);
     assert.ok(runs.length >= 2, `${runs.length} runs`);
     assertOnTime(runs, 2_000);
     for (const r of runs) assert.equal(ms(r.scheduledFor) % 2_000, 0);
-    await db().query(`DELETE FROM plinth.task_definitions WHERE id = $1`, [definitionId]);
+    await remove(definitionId);
   });
 
   it('a once trigger fires exactly once and is spent', async () => {
     const at = new Date(Date.now() + 700);
-    const { definitionId, triggerId } = await seedTask(db(), { ...scope, trigger: { kind: 'once', at: at.toISOString() } });
+    const { definitionId, triggerId } = await task({ trigger: { kind: 'once', at: at.toISOString() } });
     const runs = await atLeast(() => runsOf(client, definitionId), 1);
     assertOnTime(runs, 0);
     assert.equal(ms(runs[0].scheduledFor), at.getTime());
@@ -76,7 +80,7 @@ forEachBackend('scheduler: time triggers', (backend: Backend) => {
   });
 
   it('overlap skip: a fire while a run is still queued is audited skippedOverlap', async () => {
-    const { definitionId } = await seedTask(db(), { ...scope, overlap: 'skip', trigger: { kind: 'interval', intervalSeconds: 1 } });
+    const { definitionId } = await task({ overlap: 'skip', trigger: { kind: 'interval', intervalSeconds: 1 } });
     const skipped = await atLeast(() => decisionsOf(client, definitionId, 'skippedOverlap'), 1);
     assert.ok(skipped.length >= 1);
     assert.equal(skipped[0].definitionId, definitionId);
@@ -85,13 +89,15 @@ forEachBackend('scheduler: time triggers', (backend: Backend) => {
     assert.equal(runs.length, 1, 'one run, the others skipped');
     const started = await decisionsOf(client, definitionId, 'started');
     assert.deepEqual(started.map((d) => d.runId), [runs[0].id]);
-    await db().query(`DELETE FROM plinth.task_definitions WHERE id = $1`, [definitionId]);
+    await remove(definitionId);
   });
 
   it('misfire fireOnce: a fire 10 s late makes one run and a misfireCollapsed row; skip makes none and a misfireSkipped row', async () => {
     const late = new Date(Date.now() - 10_000);
-    const once = await seedTask(db(), { ...scope, trigger: { kind: 'interval', intervalSeconds: 3_600 }, misfire: 'fireOnce', nextFireAt: late });
-    const skip = await seedTask(db(), { ...scope, trigger: { kind: 'interval', intervalSeconds: 3_600 }, misfire: 'skip', nextFireAt: late });
+    const once = await task({ trigger: { kind: 'interval', intervalSeconds: 3_600 }, misfire: 'fireOnce' });
+    const skip = await task({ trigger: { kind: 'interval', intervalSeconds: 3_600 }, misfire: 'skip' });
+    await backdateTrigger(db(), once.triggerId!, late);
+    await backdateTrigger(db(), skip.triggerId!, late);
     await server.node.scheduler.scanNow();
     const runs = await runsOf(client, once.definitionId);
     assert.equal(runs.length, 1);
@@ -120,7 +126,9 @@ forEachBackend('scheduler: restart', (backend: Backend) => {
   it('a restart across two fire times makes exactly one catch-up run', async () => {
     first = await startServer({ backend, persistent: true });
     const p = await bootstrapProject(first.url, first.adminToken);
-    const { definitionId } = await seedTask(first.node.services.db, { tenantId: p.tenantId, projectId: p.projectId, overlap: 'allow', trigger: { kind: 'interval', intervalSeconds: 2 } });
+    await stopWorker(first);
+    await publishJob(p.client, 'job', JOB);
+    const { definitionId } = await createTask(p.client, { handler: 'job', overlap: 'allow', trigger: { kind: 'interval', intervalSeconds: 2 } });
     await atLeast(() => runsOf(p.client, definitionId), 1);
     await first.stop();
     const stoppedAt = Date.now();
