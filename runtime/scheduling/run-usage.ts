@@ -26,7 +26,7 @@ export function meterQueuedRuns(usage: UsageSink | undefined, runs: readonly Que
   for (const r of runs) {
     usage.record({
       tenantId: r.tenantId, projectId: r.projectId, kind: TASK_RUNS_USAGE, quantity: 1, at,
-      operationId: `Scheduling.TaskRun.${r.cause === 'schedule' ? 'Fire' : r.cause === 'event' ? 'Event' : 'Webhook'}`,
+      operationId: `ControlPlane.TaskRun.${r.cause === 'schedule' ? 'Fire' : r.cause === 'event' ? 'Event' : 'Webhook'}`,
       correlationId: r.correlationId, dimensions: { cause: r.cause },
     });
   }

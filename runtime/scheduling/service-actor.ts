@@ -18,7 +18,7 @@ export function serviceActor(handler: HandlerDef, projectId: string): Actor {
 
 /** Stands in for the operation of an attempt: it is never dispatched, only named by the attempt's audit row and its nested calls. */
 export const TASK_ATTEMPT_OPERATION: OperationSpec = {
-  id: 'Scheduling.TaskAttempt.Run', authn: 'user', scope: 'project', grants: noGrants,
+  id: 'ControlPlane.TaskAttempt.Run', authn: 'user', scope: 'project', grants: noGrants,
   execute: () => Promise.reject(new Error('an attempt is run by the scheduling worker, never dispatched')),
 };
 

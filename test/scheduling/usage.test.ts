@@ -47,7 +47,7 @@ forEachBackend('task run usage and quotas', (backend: Backend) => {
     expectStatus(runs, 200);
     assert.equal(runs.body.data.length, 2, 'the refused run was never queued');
     const events = await usageEvents(c);
-    assert.deepEqual(events.map((e) => [e.kind, e.quantity, e.operationId]), [['task.runs', 1, 'Scheduling.TaskRun.Trigger'], ['task.runs', 1, 'Scheduling.TaskRun.Trigger']]);
+    assert.deepEqual(events.map((e) => [e.kind, e.quantity, e.operationId]), [['task.runs', 1, 'ControlPlane.TaskRun.Trigger'], ['task.runs', 1, 'ControlPlane.TaskRun.Trigger']]);
     const summary = await c.get(`/api/Usage/${projectId}/summary`);
     expectStatus(summary, 200);
     assert.equal(summary.body.data.find((q: any) => q.kind === 'task.runs.monthly')?.used, 2);
@@ -66,7 +66,7 @@ forEachBackend('task run usage and quotas', (backend: Backend) => {
     }
     expectStatus(await c.post(`/api/scheduling/taskdefinition/${def.id}/pause`, {}), 200);
     assert.ok(fires.length >= 2, `${fires.length} fire usage events in 8 s`);
-    assert.ok(fires.every((e) => e.kind === 'task.runs' && e.quantity === 1 && e.operationId === 'Scheduling.TaskRun.Fire'));
+    assert.ok(fires.every((e) => e.kind === 'task.runs' && e.quantity === 1 && e.operationId === 'ControlPlane.TaskRun.Fire'));
     const runs = await c.get(`/api/scheduling/taskrun?definitionId=${def.id}&pageSize=200`);
     expectStatus(runs, 200);
     const runCorrelations = new Set<string>();

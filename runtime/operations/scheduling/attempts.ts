@@ -22,7 +22,7 @@ const place = (ctx: OperationContext): [string, string] => [ctx.scope!.project.i
 
 /** `GET /api/scheduling/taskattempt?runId=` and `GET taskattempt/{id}` (CONTRACT "Scheduling", TaskAttempt). */
 export const ATTEMPT_SPECS = {
-  list: op('Scheduling.TaskAttempt.List', {
+  list: op('ControlPlane.TaskAttempt.List', {
     summary: 'A run\'s attempts in order (`?runId=`), or the branch\'s latest attempts',
     routes: [{ method: 'GET', path: 'scheduling/taskattempt' }],
     query: { runId: { description: 'Only this run\'s attempts, first attempt first.', schema: { type: 'string', format: 'uuid' } } },
@@ -35,7 +35,7 @@ export const ATTEMPT_SPECS = {
       : await ctx.services.db.query<AttemptRow>(`SELECT ${COLUMNS} ${OF_BRANCH} AND a.run_id = $3 ORDER BY a.number`, [...place(ctx), runId]);
     return control(ctx, 'TaskAttempt', 'listed', res.rows.map(toAttemptRecord));
   }),
-  read: op('Scheduling.TaskAttempt.Read', {
+  read: op('ControlPlane.TaskAttempt.Read', {
     summary: 'One attempt', routes: [{ method: 'GET', path: 'scheduling/taskattempt/:id' }],
     params: { id: { description: 'Task attempt id.', schema: { type: 'string', format: 'uuid' } } },
     output: { status: 200, body: ES.ControlTaskAttemptSingle },

@@ -47,21 +47,21 @@ async function list(ctx: OperationContext): Promise<Result> {
 
 /** `/api/scheduling/taskdefinition…` (CONTRACT "Scheduling"; docs/scheduling.md). */
 export const DEFINITION_SPECS: Record<string, DeclaredSpec> = {
-  create: schedulingOp('Scheduling.TaskDefinition.Create', {
+  create: schedulingOp('ControlPlane.TaskDefinition.Create', {
     summary: 'Create a task definition: a background handler with its input, retry, timeout and overlap policy',
     description: '`handler` names a ScheduledJob, EventConsumer or WebhookHandler handler of the branch\'s serving publication (else 422 `TaskDefinition.HandlerInvalid`); a taken `name` answers 409 `TaskDefinition.NameTaken`.',
     routes: [{ method: 'POST', path: 'scheduling/taskdefinition' }], body: S.ControlTaskDefinitionInput, reasons: REASONS,
     output: { status: 201, body: S.ControlTaskDefinitionSingle },
   }, async (ctx) => control(ctx, SURFACE, 'created', toDefinitionRecord(await createDefinition(db(ctx), scopeOf(ctx), body(ctx))), 201)),
-  list: schedulingOp('Scheduling.TaskDefinition.List', {
+  list: schedulingOp('ControlPlane.TaskDefinition.List', {
     summary: 'Page through the branch\'s task definitions in name order', routes: [{ method: 'GET', path: 'scheduling/taskdefinition' }],
     sharedParams: ['PageSize', 'Cursor'], output: { status: 200, body: S.ControlTaskDefinitionList },
   }, list),
-  read: schedulingOp('Scheduling.TaskDefinition.Read', {
+  read: schedulingOp('ControlPlane.TaskDefinition.Read', {
     summary: 'Read a task definition', routes: [{ method: 'GET', path: 'scheduling/taskdefinition/:id' }], params: DEFINITION_ID,
     output: { status: 200, body: S.ControlTaskDefinitionSingle },
   }, async (ctx) => control(ctx, SURFACE, 'read', toDefinitionRecord(await readDefinition(db(ctx), scopeOf(ctx), idOf(ctx))))),
-  update: schedulingOp('Scheduling.TaskDefinition.Update', {
+  update: schedulingOp('ControlPlane.TaskDefinition.Update', {
     summary: 'Replace a task definition\'s body (omitted members return to their defaults; state and triggers stay)',
     routes: [{ method: 'PUT', path: 'scheduling/taskdefinition/:id' }], params: DEFINITION_ID, body: S.ControlTaskDefinitionInput, reasons: REASONS,
     output: { status: 200, body: S.ControlTaskDefinitionSingle },
@@ -69,18 +69,18 @@ export const DEFINITION_SPECS: Record<string, DeclaredSpec> = {
     const id = idOf(ctx);
     return control(ctx, SURFACE, 'updated', toDefinitionRecord(await updateDefinition(db(ctx), scopeOf(ctx), id, body(ctx))));
   }),
-  delete: schedulingOp('Scheduling.TaskDefinition.Delete', {
+  delete: schedulingOp('ControlPlane.TaskDefinition.Delete', {
     summary: 'Delete a task definition: its triggers go, its queued runs are cancelled, a running attempt finishes',
     routes: [{ method: 'DELETE', path: 'scheduling/taskdefinition/:id' }], params: DEFINITION_ID, output: { status: 204 },
   }, async (ctx) => {
     await deleteDefinition(db(ctx), scopeOf(ctx), idOf(ctx));
     return noContent;
   }),
-  pause: schedulingOp('Scheduling.TaskDefinition.Pause', {
+  pause: schedulingOp('ControlPlane.TaskDefinition.Pause', {
     summary: 'Pause a task definition: no trigger fires until it is resumed (pausing a paused one answers it as it is)',
     routes: [{ method: 'POST', path: 'scheduling/taskdefinition/:id/pause' }], params: DEFINITION_ID, output: { status: 200, body: S.ControlTaskDefinitionSingle },
   }, async (ctx) => control(ctx, SURFACE, 'paused', toDefinitionRecord(await setDefinitionState(db(ctx), scopeOf(ctx), idOf(ctx), 'paused')))),
-  resume: schedulingOp('Scheduling.TaskDefinition.Resume', {
+  resume: schedulingOp('ControlPlane.TaskDefinition.Resume', {
     summary: 'Resume a task definition: fires missed while paused are handled by each trigger\'s `misfire`',
     routes: [{ method: 'POST', path: 'scheduling/taskdefinition/:id/resume' }], params: DEFINITION_ID, output: { status: 200, body: S.ControlTaskDefinitionSingle },
   }, async (ctx) => control(ctx, SURFACE, 'resumed', toDefinitionRecord(await setDefinitionState(db(ctx), scopeOf(ctx), idOf(ctx), 'active')))),

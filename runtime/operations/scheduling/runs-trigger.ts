@@ -82,7 +82,7 @@ const op = (id: string, contract: Omit<DeclaredSpec['contract'], 'tag' | 'meteri
 
 /** `POST /api/scheduling/taskrun/{definitionId}/trigger` and `POST taskrun/{id}/cancel` (CONTRACT "Scheduling"). */
 export const RUN_ENGINE_SPECS = {
-  trigger: op('Scheduling.TaskRun.Trigger', {
+  trigger: op('ControlPlane.TaskRun.Trigger', {
     summary: 'Queue a manual run of a task definition',
     description: 'Answers 202 with the queued run (`input` = the body\'s, else the definition\'s). A paused definition → 409 `TaskDefinition.Paused`; '
       + 'overlap `skip` with a run queued or running → 409 `TaskRun.OverlapSkipped`. `Idempotency-Key` as on create.',
@@ -99,7 +99,7 @@ export const RUN_ENGINE_SPECS = {
     ctx.services.scheduling?.kick();
     return result;
   }),
-  cancel: op('Scheduling.TaskRun.Cancel', {
+  cancel: op('ControlPlane.TaskRun.Cancel', {
     summary: 'Cancel a run',
     description: 'A queued run is cancelled at once (`state: "cancelled"`); a running one is asked to stop (`state: "cancelRequested"`): its attempt is stopped within 1 s and its transaction rolled back, '
       + 'then the run is `cancelled`. A finished run → 409 `TaskRun.Finished`.',

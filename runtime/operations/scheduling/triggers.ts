@@ -30,7 +30,7 @@ function checksOf(ctx: OperationContext): TriggerChecks {
 
 /** `/api/scheduling/taskdefinition/{id}/triggers…` (CONTRACT "Scheduling", Triggers). */
 export const TRIGGER_SPECS: Record<string, DeclaredSpec> = {
-  create: schedulingOp('Scheduling.TaskTrigger.Create', {
+  create: schedulingOp('ControlPlane.TaskTrigger.Create', {
     summary: 'Add a trigger to a task definition: cron, interval, once, event or webhook',
     description: `A bad cron, zone, entity, filter or receiver answers 422 VALIDATION_FAILED naming the field. At most ${SCHEDULING_LIMITS.maxTriggers} triggers per definition (else 422 \`Trigger.TooMany\`).`,
     routes: [{ method: 'POST', path: 'scheduling/taskdefinition/:id/triggers' }], params: DEFINITION_ID, body: S.ControlTaskTriggerInput, reasons: REASONS,
@@ -40,11 +40,11 @@ export const TRIGGER_SPECS: Record<string, DeclaredSpec> = {
     const trigger = await parseTrigger(ctx.inv.body, checksOf(ctx));
     return control(ctx, SURFACE, 'created', toTriggerRecord(await addTrigger(ctx.services.db, scopeOf(ctx), definitionId, trigger)), 201);
   }),
-  list: schedulingOp('Scheduling.TaskTrigger.List', {
+  list: schedulingOp('ControlPlane.TaskTrigger.List', {
     summary: 'A task definition\'s triggers, oldest first', routes: [{ method: 'GET', path: 'scheduling/taskdefinition/:id/triggers' }], params: DEFINITION_ID,
     output: { status: 200, body: S.ControlTaskTriggerList },
   }, async (ctx) => control(ctx, SURFACE, 'listed', (await listTriggers(ctx.services.db, scopeOf(ctx), definitionIdOf(ctx))).map(toTriggerRecord))),
-  delete: schedulingOp('Scheduling.TaskTrigger.Delete', {
+  delete: schedulingOp('ControlPlane.TaskTrigger.Delete', {
     summary: 'Remove a trigger from a task definition', routes: [{ method: 'DELETE', path: 'scheduling/taskdefinition/:id/triggers/:triggerId' }], params: TRIGGER_PARAMS,
     output: { status: 204 },
   }, async (ctx) => {
