@@ -68,47 +68,40 @@ export function engineFor(memoryMiB: number): Promise<Engine> {
   return e;
 }
 
-/** Zero pages above the last written one that end highWater's scan: 1 MiB. */
+/** Zero pages in a row above the last written one that end highWater's scan: 1 MiB. */
 const ZERO_RUN_PAGES = 256;
+/** The same for an engine's first scan, from address 0: 8 MiB, more than the engine stack below the heap (5 MiB, its unused part zero). */
+const FIRST_ZERO_RUN_PAGES = 2048;
 /** Each engine's high-water so far (bytes): memory is never zeroed again, so it only rises. */
 const marks = new WeakMap<Engine, number>();
 
 /**
  * The highest heap address the module has written, to 4 KiB: the memory
  * starts zeroed and QuickJS's allocator (emscripten's dlmalloc over sbrk)
- * takes the heap from the bottom up, contiguously. A page counts as written
- * when its first or last word is non-zero.
+ * takes the heap from the bottom up, contiguously, so the written part ends
+ * where a long run of zero pages begins. A page counts as written when its
+ * first or last word is non-zero.
  *
- * An engine's first answer scans from the top down to the first written page
- * (one read per page of the whole cap, ~0.6 ms at 128 MiB); it comes after an
- * invocation, so the heap is in use and that page is in it, above the static
- * data and the engine stack (whose unused part is ~5 MiB of zero pages).
- * Later answers start at the previous one (memory written stays written, so
- * the mark only rises) and scan up until ZERO_RUN_PAGES zero pages in a row:
- * a few hundred reads. Not seen: memory a handler zero-filled at the top (an
- * ArrayBuffer), or written above a zero-filled run of 1 MiB or more.
+ * The scan starts at this engine's previous answer (memory written stays
+ * written: the mark only rises) and goes up until ZERO_RUN_PAGES zero pages in
+ * a row: a few hundred reads per invocation, where scanning the whole cap from
+ * the top took ~0.6 ms at 128 MiB (and ~1 s the first time: every page read
+ * faults). The first scan starts at 0 and bridges the engine stack's zero
+ * pages (FIRST_ZERO_RUN_PAGES). Not seen: memory a handler zero-filled at the
+ * top (an ArrayBuffer), or written above a zero-filled run of 1 MiB or more.
  */
 export function highWater(engine: Engine): number {
   const words = new BigUint64Array(engine.memory.buffer);
   const step = 4096 / 8;
-  const written = (i: number): boolean => words[i] !== 0n || words[i + step - 1] !== 0n;
-  let top = marks.get(engine);
-  if (top === undefined) {
-    top = 0;
-    for (let i = words.length - step; i >= 0; i -= step) {
-      if (written(i)) {
-        top = (i + step) * 8;
-        break;
-      }
-    }
-  } else {
-    for (let i = top / 8, zeros = 0; i + step <= words.length && zeros < ZERO_RUN_PAGES; i += step) {
-      if (written(i)) {
-        top = (i + step) * 8;
-        zeros = 0;
-      } else {
-        zeros++;
-      }
+  const mark = marks.get(engine);
+  const run = mark === undefined ? FIRST_ZERO_RUN_PAGES : ZERO_RUN_PAGES;
+  let top = mark ?? 0;
+  for (let i = top / 8, zeros = 0; i + step <= words.length && zeros < run; i += step) {
+    if (words[i] !== 0n || words[i + step - 1] !== 0n) {
+      top = (i + step) * 8;
+      zeros = 0;
+    } else {
+      zeros++;
     }
   }
   marks.set(engine, top);
