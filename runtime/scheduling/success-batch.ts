@@ -5,6 +5,12 @@ const S = PLATFORM_SCHEMA;
 
 /** The most successes one statement ends; more wait for the next. */
 const MAX_PER_FLUSH = 256;
+/**
+ * How long the first success waits for others before a flush: fewer, larger
+ * statements (and fewer outbox moves, one per flush) for 2 ms more per run's
+ * end; a run's start is not delayed.
+ */
+const FLUSH_DELAY_MS = 2;
 
 /** A successful attempt whose handler wrote nothing: all its success has to write is its own states and event. */
 export interface PlainSuccess {
@@ -30,14 +36,15 @@ interface Pending {
  * `succeeded` with their output, and one `task.run.succeeded` event each.
  * A handler that wrote cannot come here: its success commits with its writes.
  *
- * A flush starts on the next turn of the event loop after the first success
- * arrives, and while one runs the next successes wait for it: under load each
- * statement carries what arrived during the previous one, idle it costs no
- * waiting. `kick` moves the events on once a flush inserted any.
+ * A flush starts FLUSH_DELAY_MS after the first success arrives (at once with
+ * MAX_PER_FLUSH waiting), and while one runs the next successes wait for it:
+ * under load each statement carries what arrived during the previous one.
+ * `kick` moves the events on once a flush inserted any.
  */
 export class SuccessBatch {
   private readonly pending: Pending[] = [];
   private flushing = false;
+  private timer: NodeJS.Timeout | null = null;
 
   constructor(private readonly db: () => SqlClient, private readonly kick: () => void) {}
 
@@ -45,11 +52,15 @@ export class SuccessBatch {
   end(item: PlainSuccess): Promise<boolean> {
     return new Promise<boolean>((done, fail) => {
       this.pending.push({ item, done, fail });
-      if (!this.flushing && this.pending.length === 1) setImmediate(() => void this.flush());
+      if (this.flushing) return; // the running flush takes it next
+      if (this.pending.length >= MAX_PER_FLUSH) void this.flush();
+      else this.timer ??= setTimeout(() => void this.flush(), FLUSH_DELAY_MS);
     });
   }
 
   private async flush(): Promise<void> {
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = null;
     if (this.flushing) return;
     this.flushing = true;
     try {
