@@ -12,6 +12,7 @@ import type { Services } from '../services.js';
 import type { ClaimedAttempt } from './claim.js';
 import { closeAttempt, settleRun, succeedRun, type Ending, type RunError } from './finish.js';
 import { attemptContext, runScope, serviceActor } from './service-actor.js';
+import type { SuccessBatch } from './success-batch.js';
 import { TASK_HANDLER_SURFACES } from './types.js';
 
 /** Why a worker stopped an attempt before it ended: a cancel request, its lease taken over (`lost`), or the node shutting down. */
@@ -76,10 +77,13 @@ async function endUnsuccessful(services: Services, a: ClaimedAttempt, state: 'fa
  * also carries the attempt's and the run's success, fenced on the attempt
  * still being `running`; anything else rolls it back and the run is retried,
  * failed or cancelled (finish.ts). `stopReason` says why `stop` aborted.
+ * A success whose handler wrote nothing (its transaction never opened) is
+ * ended with others in one statement (`successes`, success-batch.ts), under
+ * the same fence.
  * An unexpected failure (the database went away) leaves the attempt as it is:
  * its lease runs out and the dispatcher retries it.
  */
-export async function runAttempt(services: Services, a: ClaimedAttempt, stop: AbortSignal, stopReason: () => StopReason | null): Promise<void> {
+export async function runAttempt(services: Services, a: ClaimedAttempt, stop: AbortSignal, stopReason: () => StopReason | null, successes: SuccessBatch): Promise<void> {
   const pool = services.authored?.pool;
   const correlationId = randomUUID();
   const ending: Ending = { correlationId, publicationVersion: null };
@@ -135,10 +139,16 @@ export async function runAttempt(services: Services, a: ClaimedAttempt, stop: Ab
     const failure = (outcome as Extract<InvokeOutcome, { ok: false }>).failure;
     return endUnsuccessful(services, a, failure.kind === 'wallClockLimit' ? 'timedOut' : 'failed', errorOf(failureError(failure)), ending);
   }
+  const output = outcome.ok ? (outcome.value ?? null) : null;
+  if (!tx.open) {
+    // Fenced out (false): marked lost meanwhile, its retry is the dispatcher's. The batch kicks the outbox.
+    await successes.end({ attemptId: a.attemptId, runId: a.runId, output, correlationId, publicationVersion: ending.publicationVersion });
+    return;
+  }
   try {
     await tx.transaction(async (t) => {
       if (!(await closeAttempt(t, a.attemptId, 'succeeded', null))) throw new Fenced();
-      await succeedRun(t, a.runId, outcome.ok ? (outcome.value ?? null) : null, ending);
+      await succeedRun(t, a.runId, output, ending);
     });
     await tx.commit();
   } catch (err) {

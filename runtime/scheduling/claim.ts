@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { PLATFORM_SCHEMA, SQLSTATE, sqlstateOf, type SqlClient } from '../../storage/index.js';
 import { SCHEDULING_TIMING, type RunCause, type RunContext } from './types.js';
 
@@ -26,43 +25,61 @@ interface ClaimRow {
   input: unknown; context: RunContext | null; correlation_id: string; handler: string; timeout_seconds: number;
 }
 
+const claimed = (attemptId: string, run: ClaimRow): ClaimedAttempt => ({
+  attemptId, number: Number(run.attempts), runId: run.id, tenantId: run.tenant_id, projectId: run.project_id, branch: run.branch, cause: run.cause,
+  scheduledFor: new Date(run.scheduled_for).toISOString(), input: run.input, context: run.context, runCorrelationId: run.correlation_id,
+  handler: run.handler, timeoutSeconds: Number(run.timeout_seconds),
+});
+
 /**
- * Claims one due run for this node, in one transaction: the oldest queued run
- * that is due and not asked to cancel, skipping rows another worker holds
- * (SKIP LOCKED) and serial runs whose definition already has one running; it
- * becomes `running` (one more attempt, `startedAt` on the first) with a new
- * attempt row leased to this node. Null: nothing to claim. `contended`: the
- * serial index refused it (another node started that definition's run
- * meanwhile); the next round looks again.
+ * The claiming statement: up to `limit` of the oldest due queued runs not
+ * asked to cancel (serial ones only, or only the others), skipping rows
+ * another worker holds (SKIP LOCKED), become `running` (one more attempt,
+ * `startedAt` on the first), each with a new attempt row leased to this node.
+ * One statement: one round trip, and atomic like a transaction.
  */
-export async function claimRun(db: SqlClient, nodeId: string): Promise<ClaimedAttempt | null | 'contended'> {
+const claimSql = (serial: boolean): string => `
+  WITH due AS (
+    SELECT r.id FROM ${S}.task_runs r
+    WHERE r.state = 'queued' AND r.due_at <= now() AND NOT r.cancel_requested AND ${serial
+      ? `r.serial AND NOT EXISTS (SELECT 1 FROM ${S}.task_runs o WHERE o.definition_id = r.definition_id AND o.serial AND o.state = 'running')`
+      : 'NOT r.serial'}
+    ORDER BY r.due_at, r.seq LIMIT $2 FOR UPDATE SKIP LOCKED
+  ), run AS (
+    UPDATE ${S}.task_runs r SET state = 'running', attempts = r.attempts + 1, started_at = COALESCE(r.started_at, now())
+    FROM due WHERE r.id = due.id
+    RETURNING r.id, r.seq, r.definition_id, r.tenant_id, r.project_id, r.branch, r.cause, r.scheduled_for, r.attempts, r.input, r.context, r.correlation_id
+  ), attempt AS (
+    INSERT INTO ${S}.task_attempts (id, run_id, project_id, number, node, lease_until)
+    SELECT gen_random_uuid(), run.id, run.project_id, run.attempts, $1, now() + $3 * interval '1 millisecond' FROM run
+    RETURNING id, run_id
+  )
+  SELECT attempt.id AS attempt_id, run.*, d.handler, d.timeout_seconds
+  FROM attempt JOIN run ON run.id = attempt.run_id JOIN ${S}.task_definitions d ON d.id = run.definition_id
+  ORDER BY run.seq`;
+const CLAIM_RUNS = claimSql(false);
+const CLAIM_SERIAL_RUN = claimSql(true);
+
+async function claim(db: SqlClient, sql: string, nodeId: string, limit: number): Promise<ClaimedAttempt[]> {
+  const res = await db.query<ClaimRow & { attempt_id: string }>(sql, [nodeId, limit, SCHEDULING_TIMING.leaseMs]);
+  return res.rows.map((row) => claimed(row.attempt_id, row));
+}
+
+/** Claims up to `limit` due runs that are not serial (claimSql), in one statement. */
+export function claimRuns(db: SqlClient, nodeId: string, limit: number): Promise<ClaimedAttempt[]> {
+  return limit <= 0 ? Promise.resolve([]) : claim(db, CLAIM_RUNS, nodeId, limit);
+}
+
+/**
+ * Claims one due serial run whose definition has none running (claimSql).
+ * One per statement: the serial index refuses a second running run of a
+ * definition, and that refusal must not undo other claims. Null: nothing to
+ * claim. `contended`: the index refused it (another node started that
+ * definition's run meanwhile); the next round looks again.
+ */
+export async function claimSerialRun(db: SqlClient, nodeId: string): Promise<ClaimedAttempt | null | 'contended'> {
   try {
-    return await db.transaction(async (tx) => {
-      const due = await tx.query<{ id: string }>(
-        `SELECT r.id FROM ${S}.task_runs r
-         WHERE r.state = 'queued' AND r.due_at <= now() AND NOT r.cancel_requested
-           AND (NOT r.serial OR NOT EXISTS (SELECT 1 FROM ${S}.task_runs o WHERE o.definition_id = r.definition_id AND o.serial AND o.state = 'running'))
-         ORDER BY r.due_at, r.seq LIMIT 1 FOR UPDATE SKIP LOCKED`,
-      );
-      const id = due.rows[0]?.id;
-      if (id === undefined) return null;
-      const run = (await tx.query<ClaimRow>(
-        `UPDATE ${S}.task_runs r SET state = 'running', attempts = r.attempts + 1, started_at = COALESCE(r.started_at, now())
-         FROM ${S}.task_definitions d WHERE r.id = $1 AND d.id = r.definition_id
-         RETURNING r.id, r.tenant_id, r.project_id, r.branch, r.cause, r.scheduled_for, r.attempts, r.input, r.context, r.correlation_id, d.handler, d.timeout_seconds`,
-        [id],
-      )).rows[0]!;
-      const attemptId = randomUUID();
-      await tx.query(
-        `INSERT INTO ${S}.task_attempts (id, run_id, project_id, number, node, lease_until) VALUES ($1, $2, $3, $4, $5, now() + $6 * interval '1 millisecond')`,
-        [attemptId, run.id, run.project_id, run.attempts, nodeId, SCHEDULING_TIMING.leaseMs],
-      );
-      return {
-        attemptId, number: Number(run.attempts), runId: run.id, tenantId: run.tenant_id, projectId: run.project_id, branch: run.branch, cause: run.cause,
-        scheduledFor: new Date(run.scheduled_for).toISOString(), input: run.input, context: run.context, runCorrelationId: run.correlation_id,
-        handler: run.handler, timeoutSeconds: Number(run.timeout_seconds),
-      };
-    });
+    return (await claim(db, CLAIM_SERIAL_RUN, nodeId, 1))[0] ?? null;
   } catch (err) {
     if (sqlstateOf(err) === SQLSTATE.UNIQUE_VIOLATION) return 'contended';
     throw err;

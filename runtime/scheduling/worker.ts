@@ -1,7 +1,8 @@
 import type { Logger } from '../log.js';
 import type { Services } from '../services.js';
 import { runAttempt, type StopReason } from './attempt.js';
-import { cancelRequested, claimRun, renewLeases } from './claim.js';
+import { cancelRequested, claimRuns, claimSerialRun, renewLeases, type ClaimedAttempt } from './claim.js';
+import { SuccessBatch } from './success-batch.js';
 import { SCHEDULING_TIMING, type SchedulingRuntime } from './types.js';
 
 interface Running {
@@ -13,8 +14,19 @@ interface Running {
 const message = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 
 /**
+ * Attempts in flight per sandbox worker: more than one, so that one attempt's
+ * database round trips (claim, scope, finish) overlap another's handler; far
+ * fewer than the pool's queue per worker (sandbox/pool.ts QUEUED_PER_WORKER,
+ * 32), so background runs never fill the queue a request's invocation is
+ * refused from (503 Handler.Busy).
+ */
+export const ATTEMPTS_PER_SANDBOX_WORKER = 8;
+
+/**
  * Every node's ScheduledJobWorker (CONTRACT "Scheduling"): claims due queued
- * runs up to its free sandbox capacity (claim.ts), runs each attempt
+ * runs up to its capacity (ATTEMPTS_PER_SANDBOX_WORKER per sandbox worker;
+ * claim.ts: the free slots' worth of runs in one statement, then serial runs
+ * one by one), runs each attempt
  * (attempt.ts), renews their leases, and stops an attempt whose run was asked
  * to cancel (within `cancelPollMs`) or whose lease another node's dispatcher
  * took over. Looks for work every `workerPollMs` and at once on `kick()`.
@@ -28,9 +40,13 @@ export class ScheduledJobWorker implements SchedulingRuntime {
   private claiming = false;
   private again = false;
   private stopped = true;
+  private readonly capacity: number;
+  private readonly successes: SuccessBatch;
 
-  constructor(private readonly services: () => Services, private readonly capacity: number, nodeId: string, private readonly log: Logger) {
+  constructor(private readonly services: () => Services, sandboxWorkers: number, nodeId: string, private readonly log: Logger) {
     this.nodeId = nodeId;
+    this.capacity = Math.max(1, sandboxWorkers) * ATTEMPTS_PER_SANDBOX_WORKER;
+    this.successes = new SuccessBatch(() => this.services().db, () => this.services().outbox.kick());
   }
 
   start(): void {
@@ -71,8 +87,10 @@ export class ScheduledJobWorker implements SchedulingRuntime {
     try {
       do {
         this.again = false;
+        if (this.stopped) break;
+        for (const claimed of await claimRuns(this.services().db, this.nodeId, this.capacity - this.running.size)) this.launch(claimed);
         while (!this.stopped && this.running.size < this.capacity) {
-          const claimed = await claimRun(this.services().db, this.nodeId);
+          const claimed = await claimSerialRun(this.services().db, this.nodeId);
           if (claimed === null || claimed === 'contended') break;
           this.launch(claimed);
         }
@@ -82,11 +100,11 @@ export class ScheduledJobWorker implements SchedulingRuntime {
     }
   }
 
-  private launch(claimed: Parameters<typeof runAttempt>[1]): void {
+  private launch(claimed: ClaimedAttempt): void {
     const abort = new AbortController();
     const entry: Running = { abort, reason: null, done: Promise.resolve() };
     this.running.set(claimed.attemptId, entry);
-    entry.done = runAttempt(this.services(), claimed, abort.signal, () => entry.reason)
+    entry.done = runAttempt(this.services(), claimed, abort.signal, () => entry.reason, this.successes)
       .catch((err: unknown) => this.log.warn('scheduled attempt failed; its lease will run out', { attemptId: claimed.attemptId, runId: claimed.runId, error: message(err) }))
       .finally(() => {
         this.running.delete(claimed.attemptId);
