@@ -13,7 +13,7 @@ import { bootstrapProject, type Client } from '../support/client.js';
 import { forEachBackend, startServer, type Backend, type TestServer } from '../support/server.js';
 import { controlData, newSlug } from '../control/support.js';
 import { SuccessBatch } from '../../runtime/scheduling/success-batch.js';
-import { seedDefinition, type SeedDefinition } from './engine-seed.js';
+import { createDefinition, pauseDefinition } from './support.js';
 
 forEachBackend('scheduling: batched claims and successes', (backend: Backend) => {
   let server: TestServer;
@@ -29,11 +29,11 @@ forEachBackend('scheduling: batched claims and successes', (backend: Backend) =>
     await server?.close();
   });
 
-  async function job(name: string, code: string, def: Partial<SeedDefinition> = {}): Promise<string> {
+  async function job(name: string, code: string, def: Record<string, unknown> = {}): Promise<string> {
     const path = `jobs/${name}.js`;
     controlData(await c.post('/api/SourceAsset/file', { path, content: code }), 201);
     controlData(await c.post('/api/Schema/handlers', { name, surface: 'ScheduledJob', source: path }), 201);
-    return seedDefinition(server, { ...ids, handler: name, ...def });
+    return (await createDefinition(c, { name: `${name}Task`, handler: name, ...def })).id;
   }
   const trigger = async (definitionId: string): Promise<string> =>
     controlData(await c.post(`/api/scheduling/taskrun/${definitionId}/trigger`, {}), 202, 'TaskRun', 'queued').id;
@@ -83,7 +83,9 @@ forEachBackend('scheduling: batched claims and successes', (backend: Backend) =>
   });
 
   it('fences a batched success: an attempt no longer running commits nothing', async () => {
-    const def = await job('fenceJob', 'export default async function () { return 1; }', { state: 'paused' });
+    // Paused: no worker claims the hand-made runs below; the test ends them through its own SuccessBatch.
+    const def = await job('fenceJob', 'export default async function () { return 1; }');
+    await pauseDefinition(c, def);
     const seed = async (attemptState: string): Promise<{ runId: string; attemptId: string }> => {
       const runId = randomUUID();
       const attemptId = randomUUID();
