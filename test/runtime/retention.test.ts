@@ -74,10 +74,16 @@ async function delivery(s: TestServer, endpointId: string, state: string, at: st
 /** Holds the webhook router still, so the test decides how far it has read the events table. */
 async function stopRouter(s: TestServer): Promise<void> {
   await (s.node.services.webhooks as unknown as WebhookDispatcher).stop();
+  // The scheduler's event router reads the same log after a cursor of its own (docs/scheduling.md "Retention").
+  s.node.scheduler.stop();
 }
 
+/** Both readers of the event log (the webhook router, the scheduler's event router) have read up to `seq`. */
 async function setRouterCursor(s: TestServer, seq: string): Promise<void> {
   await s.node.services.db.query(`UPDATE ${P}.webhook_router_cursor SET last_seq = $1 WHERE id = 1`, [seq]);
+  await s.node.services.db.query(
+    `INSERT INTO ${P}.scheduler_state (name, node, last_scan_at, lag_ms, last_seq) VALUES ('events', 'test', now(), 0, $1)
+     ON CONFLICT (name) DO UPDATE SET last_seq = EXCLUDED.last_seq`, [seq]);
 }
 
 // Small batches so a few dozen rows take several DELETEs; the timer is far off so only the test sweeps.
