@@ -92,7 +92,7 @@ export interface TaskDefinitionRecord {
   updatedAt: string;
 }
 
-/** The trigger spec by kind, as stored in `task_triggers.spec` (the kind's own members only). */
+/** The trigger spec by kind, as stored in `task_triggers.spec` (with its `kind`, which the `kind` column repeats for indexes and checks). */
 export type TriggerSpec =
   | { kind: 'cron'; cron: string; timezone: string }
   | { kind: 'interval'; intervalSeconds: number }
