@@ -42,8 +42,9 @@ function testFiles(dir: string): string[] {
 const startsNats = (file: string): boolean => /support\/nats-cluster\.js['"]/.test(readFileSync(file, 'utf8'));
 /**
  * Suites that measure another tenant's tail latency while they attack the server (p99 < 250 ms
- * and the like) say `// test-lane: alone` in their source: next to another suite on two cores they
- * measure that suite (CI saw 259 ms), so they run one at a time with the NATS suites.
+ * and the like), or a process's memory, say `// test-lane: alone` in their source: next to another
+ * suite on two cores they measure that suite (CI saw 259 ms), so they run one at a time with the
+ * NATS suites.
  */
 const runsAlone = (file: string): boolean => /\/\/ test-lane: alone/.test(readFileSync(file, 'utf8'));
 

@@ -17,7 +17,7 @@ import type { EntityDef, ProjectModel } from './model.js';
  */
 export const RESERVED_COLLECTIONS: ReadonlySet<string> = new Set([
   'audit', 'audits', 'events', 'health', 'identity', 'identities', 'openapi.json', 'openapi.yaml', 'operations', 'projects',
-  'realtime', 'realtimes', 'usage', 'webhooks', 'graphql', 'grpc', 'version', 'root-project',
+  'realtime', 'realtimes', 'usage', 'webhooks', 'graphql', 'grpc', 'version', 'root-project', 'scheduling', 'schedulings',
   // Not routes yet; reserved for the control plane's next surfaces.
   'tenantRecords', 'projectRecords', 'schemas', 'branches', 'sandboxes', 'proposals', 'deployments', 'usages', 'versions',
 ]);

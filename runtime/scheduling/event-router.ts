@@ -32,6 +32,9 @@ export interface EventRouterDeps {
 
 const kindOf = (type: string): string => type.slice(type.lastIndexOf('.') + 1);
 
+/** The databases whose event cursor row this process has made sure of. */
+const cursorMade = new WeakSet<SqlClient>();
+
 /**
  * Whether the row an event names matches a trigger's filter as the row is now
  * (CONTRACT: the realtime filter shape): the entity filter compiled to SQL, as
@@ -101,10 +104,14 @@ function advance(lastSeq: string, gapExpired: boolean, seqs: readonly string[]):
  */
 export async function routeEventTriggers(deps: EventRouterDeps): Promise<{ queued: number; more: boolean }> {
   const { db } = deps;
-  await db.query(
-    `INSERT INTO ${S}.scheduler_state (name, node, last_scan_at, lag_ms, last_seq)
-     SELECT 'events', $1, now(), 0, COALESCE((SELECT max(seq) FROM ${S}.events), 0) ON CONFLICT (name) DO NOTHING`, [deps.nodeId],
-  );
+  // The cursor row is made once (at the log's end); later ticks of this node need not ask again.
+  if (!cursorMade.has(db)) {
+    await db.query(
+      `INSERT INTO ${S}.scheduler_state (name, node, last_scan_at, lag_ms, last_seq)
+       SELECT 'events', $1, now(), 0, COALESCE((SELECT max(seq) FROM ${S}.events), 0) ON CONFLICT (name) DO NOTHING`, [deps.nodeId],
+    );
+    cursorMade.add(db);
+  }
   const cur = (await db.query<{ last_seq: string; gap_expired: boolean | null }>(
     `SELECT last_seq, now() - gap_since > ($1::int * interval '1 millisecond') AS gap_expired FROM ${S}.scheduler_state WHERE name = 'events'`, [GAP_GRACE_MS],
   )).rows[0]!;

@@ -83,6 +83,12 @@ async function scanBatch(tx: SqlExecutor, now: Date): Promise<{ handled: number;
 export async function scanTimeTriggers(db: SqlClient, nodeId: string): Promise<ScanOutcome> {
   const queued: QueuedRun[] = [];
   let lagMs: number | null = null;
+  // An idle scan is one query: nothing due, no transaction (a node scans twice a second).
+  const first = await nearestFire(db);
+  if (first !== null && first.getTime() > Date.now()) {
+    await recordScan(db, nodeId, null);
+    return { queued, nextDueAt: first };
+  }
   for (;;) {
     const now = new Date();
     const b = await db.transaction((tx) => scanBatch(tx, now));
@@ -90,14 +96,30 @@ export async function scanTimeTriggers(db: SqlClient, nodeId: string): Promise<S
     if (b.lagMs !== null) lagMs = b.lagMs;
     if (b.handled < BATCH) break;
   }
+  await recordScan(db, nodeId, lagMs);
+  return { queued, nextDueAt: await nearestFire(db) };
+}
+
+/** The nearest `next_fire_at` of a live time trigger (null: none). */
+async function nearestFire(db: SqlClient): Promise<Date | null> {
+  const at = (await db.query<{ at: string | Date | null }>(
+    `SELECT min(t.next_fire_at) AS at FROM ${S}.task_triggers t JOIN ${S}.task_definitions d ON d.id = t.definition_id
+     WHERE t.next_fire_at IS NOT NULL AND ${LIVE_TIME_TRIGGER}`,
+  )).rows[0]?.at ?? null;
+  return at === null ? null : new Date(at);
+}
+
+/** When this process last wrote the scanner's health row, per database: an idle scanner writes it every RECORD_EVERY_MS, not every scan. */
+const lastRecordAt = new WeakMap<SqlClient, number>();
+const RECORD_EVERY_MS = 2_000;
+
+/** The scanner's health in `scheduler_state` ('scanner'): node, last scan, how late the latest on-time fire was handled (Diagnostics). */
+async function recordScan(db: SqlClient, nodeId: string, lagMs: number | null): Promise<void> {
+  if (lagMs === null && Date.now() - (lastRecordAt.get(db) ?? 0) < RECORD_EVERY_MS) return;
+  lastRecordAt.set(db, Date.now());
   await db.query(
     `INSERT INTO ${S}.scheduler_state (name, node, last_scan_at, lag_ms) VALUES ('scanner', $1, now(), COALESCE($2::int, 0))
      ON CONFLICT (name) DO UPDATE SET node = EXCLUDED.node, last_scan_at = EXCLUDED.last_scan_at, lag_ms = COALESCE($2::int, ${S}.scheduler_state.lag_ms)`,
     [nodeId, lagMs],
   );
-  const next = (await db.query<{ at: string | Date | null }>(
-    `SELECT min(t.next_fire_at) AS at FROM ${S}.task_triggers t JOIN ${S}.task_definitions d ON d.id = t.definition_id
-     WHERE t.next_fire_at IS NOT NULL AND ${LIVE_TIME_TRIGGER}`,
-  )).rows[0]?.at ?? null;
-  return { queued, nextDueAt: next === null ? null : new Date(next) };
 }

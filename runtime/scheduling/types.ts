@@ -66,8 +66,13 @@ export const SCHEDULING_TIMING = {
    */
   leaseMs: 15_000,
   leaseRenewMs: 5_000,
-  /** How often a worker looks for queued runs when nothing kicked it (other nodes' runs, retries coming due). */
-  workerPollMs: 200,
+  /**
+   * How often a worker looks for queued runs when nothing kicked it (other nodes' runs, retries
+   * coming due). Runs queued on this node kick it at once (a trigger, the scanner, a freed slot):
+   * the poll only bounds what another node queued or a backoff delayed, so it is kept cheap for
+   * idle nodes (each poll is a query).
+   */
+  workerPollMs: 1_000,
   /** How often a worker checks its running attempts for a cancel request: CONTRACT stops one within 1 s. */
   cancelPollMs: 250,
   /** Scanner period when no fire is nearer: cron and interval runs start within 1 s of `scheduledFor`. */

@@ -92,7 +92,7 @@ export async function startServer(opts: StartOptions = {}): Promise<TestServer> 
     // Every REST answer of a declared operation is checked against its declared schema (a mismatch answers 500).
     CHECK_ANSWERS: 'true',
     ...(process.env.CHECK_ANSWERS_LOG === undefined ? {} : { CHECK_ANSWERS_LOG: process.env.CHECK_ANSWERS_LOG }),
-    ...(databaseUrl === null ? {} : { DATABASE_URL: databaseUrl, DB_POOL_SIZE: '5' }),
+    ...(databaseUrl === null ? {} : { DATABASE_URL: databaseUrl, DB_POOL_SIZE: '8' }),
     ...opts.env,
   });
   const node = await startNode(config);
